@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * BPF-only CPython walker shared by every tracker that reports Python stacks:
+ * find a thread's own PyThreadState, then walk its frame chain recording
+ * (code object, instruction offset, code tag) per frame. Everything version
+ * specific comes from struct pyebpf_py_proc (python.h), so a CPython version is
+ * data in offsets/cpython.json, not a code path here.
+ */
+#ifndef PYEBPF_PYTHON_BPF_H
+#define PYEBPF_PYTHON_BPF_H
+
+#include "task.bpf.h"
+#include "python.h"
+
+/* Target processes, filled by user space; shared by all BPF objects (map reuse). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYEBPF_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct pyebpf_py_proc);
+} py_procs SEC(".maps");
+
+/*
+ * Slow-path cache: host tid -> PyThreadState* found by walking the thread list,
+ * for processes where the TSD slot could not be located at attach. A miss is
+ * cached too (tstate 0) and retried after PYEBPF_TSTATE_RETRY_NS, so threads
+ * without Python state do not cost a list walk per event.
+ */
+struct pyebpf_tstate_hint {
+	__u64 tstate;
+	__u64 ts_ns;
+};
+#define PYEBPF_TSTATE_RETRY_NS (500ULL * 1000 * 1000)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct pyebpf_tstate_hint);
+} py_tstates SEC(".maps");
+
+/* Map memory for the walk: frame reads land here so field offsets can be variable. */
+struct pyebpf_walk_scratch {
+	__u8 frame[PYEBPF_FRAME_WINDOW + 8];
+	__u8 code_header[PYEBPF_CODE_TAG_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pyebpf_walk_scratch);
+} py_walk_scratch SEC(".maps");
+
+static __always_inline struct pyebpf_py_proc *pyebpf_lookup_proc(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&py_procs, &tgid);
+}
+
+static __always_inline int pyebpf_read_ptr(__u64 addr, __u64 *out)
+{
+	*out = 0;
+	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
+}
+
+static __always_inline __u64 pyebpf_window_u64(const __u8 *window, __u16 off)
+{
+	__u64 value;
+
+	__builtin_memcpy(&value, window + (off & (PYEBPF_FRAME_WINDOW - 1)), sizeof(value));
+	return value;
+}
+
+static __always_inline __s32 pyebpf_window_s32(const __u8 *window, __u16 off)
+{
+	__s32 value;
+
+	__builtin_memcpy(&value, window + (off & (PYEBPF_FRAME_WINDOW - 1)), sizeof(value));
+	return value;
+}
+
+/* A candidate thread state belongs to the thread whose thread pointer is `tp`. */
+static __always_inline bool pyebpf_tstate_is_thread(const struct pyebpf_py_proc *proc, __u64 tstate,
+						    __u64 tp)
+{
+	__u64 thread_id;
+
+	if (!tstate || pyebpf_read_ptr(tstate + proc->layout.tstate_thread_id, &thread_id))
+		return false;
+	return thread_id == tp;
+}
+
+/* Slow path: walk interp->threads for the entry whose thread_id is `tp`. */
+static __always_inline __u64 pyebpf_walk_thread_list(const struct pyebpf_py_proc *proc, __u64 tp)
+{
+	const struct pyebpf_py_layout *l = &proc->layout;
+	__u64 interp, tstate, thread_id;
+
+	if (pyebpf_read_ptr(proc->runtime + l->runtime_interp_head, &interp) || !interp)
+		return 0;
+	if (pyebpf_read_ptr(interp + l->interp_threads_head, &tstate))
+		return 0;
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < PYEBPF_MAX_THREAD_WALK && tstate; i++) {
+		if (pyebpf_read_ptr(tstate + l->tstate_thread_id, &thread_id))
+			return 0;
+		if (thread_id == tp)
+			return tstate;
+		if (pyebpf_read_ptr(tstate + l->tstate_next, &tstate))
+			return 0;
+	}
+	return 0;
+}
+
+/*
+ * The PyThreadState bound to `task` (a thread of the process `proc` describes),
+ * whether or not it holds the GIL, including threads started after attach.
+ *
+ * Fast path: CPython keeps each thread's state in a pthread TSD slot
+ * (autoTSSkey, the "gilstate"), set when the thread is created and kept while
+ * it runs without the GIL. User space located that slot relative to the thread
+ * pointer at attach. The candidate is validated (thread_id == thread pointer).
+ * Slow path, only where no slot was found: the thread list, cached per tid.
+ */
+static __always_inline __u64 pyebpf_find_tstate(const struct pyebpf_py_proc *proc,
+						struct task_struct *task, __u32 tid)
+{
+	__u64 tp = pyebpf_thread_pointer(task);
+	__u64 tstate = 0, now;
+	struct pyebpf_tstate_hint *hint, fresh = {};
+
+	if (!tp)
+		return 0;
+	if (proc->tss_slot != PYEBPF_NO_TSS_SLOT) {
+		if (pyebpf_read_ptr(tp + (__s64)proc->tss_slot, &tstate))
+			return 0;
+		return pyebpf_tstate_is_thread(proc, tstate, tp) ? tstate : 0;
+	}
+
+	now = bpf_ktime_get_ns();
+	hint = bpf_map_lookup_elem(&py_tstates, &tid);
+	if (hint) {
+		if (hint->tstate && pyebpf_tstate_is_thread(proc, hint->tstate, tp))
+			return hint->tstate;
+		if (!hint->tstate && now - hint->ts_ns < PYEBPF_TSTATE_RETRY_NS)
+			return 0;
+	}
+	pyebpf_count(PYEBPF_CNT_TSTATE_WALK);
+	fresh.tstate = pyebpf_walk_thread_list(proc, tp);
+	fresh.ts_ns = now;
+	bpf_map_update_elem(&py_tstates, &tid, &fresh, BPF_ANY);
+	return fresh.tstate;
+}
+
+/* Byte offset of the instruction a frame executes, from its frame window. */
+static __always_inline __s32 pyebpf_frame_instr(const struct pyebpf_py_layout *l, const __u8 *window,
+						__u64 code)
+{
+	__s64 offset;
+
+	switch (l->instr_kind) {
+	case PYEBPF_INSTR_LASTI_BYTES:
+		return pyebpf_window_s32(window, l->frame_instr);
+	case PYEBPF_INSTR_LASTI_UNITS:
+		return pyebpf_window_s32(window, l->frame_instr) * 2;
+	default:
+		offset = (__s64)(pyebpf_window_u64(window, l->frame_instr) - (code + l->code_adaptive));
+		if (offset < -(1LL << 30) || offset > (1LL << 30))
+			return -1;
+		return (__s32)offset;
+	}
+}
+
+/*
+ * Walks the frame chain of `tstate` into `st` (leaf first). Bounded: at most
+ * PYEBPF_MAX_FRAME_VISITS frames are visited and PYEBPF_MAX_FRAMES kept. Frames
+ * whose code is not a PyCodeObject (3.12+ shim frames, 3.13 f_executable None)
+ * are skipped. st->depth lives in map memory on purpose: the verifier then
+ * treats it as one unknown bounded value instead of tracking every possible
+ * depth per iteration, which keeps verification linear in the loop bound.
+ */
+static __always_inline void pyebpf_walk_stack(const struct pyebpf_py_proc *proc, __u64 tstate,
+					      struct pyebpf_py_stack *st)
+{
+	const struct pyebpf_py_layout *l = &proc->layout;
+	struct pyebpf_walk_scratch *scratch;
+	struct pyebpf_py_frame *slot;
+	__u64 frame = 0, code, type;
+	__u32 zero = 0;
+	__u8 owner;
+
+	st->depth = 0;
+	st->truncated = 0;
+	st->status = PYEBPF_STACK_OK;
+	st->tstate = tstate;
+	if (!tstate) {
+		st->status = PYEBPF_STACK_NO_TSTATE;
+		return;
+	}
+	scratch = bpf_map_lookup_elem(&py_walk_scratch, &zero);
+	if (!scratch)
+		return;
+	if (pyebpf_read_ptr(tstate + l->tstate_frame, &frame))
+		goto fault;
+	if (l->cframe_current_frame != PYEBPF_NO_OFFSET && frame &&
+	    pyebpf_read_ptr(frame + l->cframe_current_frame, &frame))
+		goto fault;
+
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < PYEBPF_MAX_FRAME_VISITS && frame; i++) {
+		if (bpf_probe_read_user(scratch->frame, PYEBPF_FRAME_WINDOW, (const void *)frame) &&
+		    bpf_probe_read_user(scratch->frame, l->frame_window & (PYEBPF_FRAME_WINDOW - 1),
+					(const void *)frame))
+			goto fault;
+		code = pyebpf_window_u64(scratch->frame, l->frame_code);
+		owner = l->frame_owner == PYEBPF_NO_OFFSET ? 0 :
+			scratch->frame[l->frame_owner & (PYEBPF_FRAME_WINDOW - 1)];
+		type = 0;
+		if (code && owner < l->owner_cstack && !pyebpf_read_ptr(code + l->object_type, &type) &&
+		    type == proc->code_type) {
+			if (st->depth >= PYEBPF_MAX_FRAMES) {
+				st->truncated = 1;
+				pyebpf_count(PYEBPF_CNT_TRUNCATED);
+				break;
+			}
+			slot = &st->frames[st->depth & (PYEBPF_MAX_FRAMES - 1)];
+			slot->code = code;
+			slot->instr = pyebpf_frame_instr(l, scratch->frame, code);
+			slot->tag = 0;
+			if (!bpf_probe_read_user(scratch->code_header, PYEBPF_CODE_TAG_LEN,
+						 (const void *)(code + l->code_tag)))
+				slot->tag = pyebpf_code_tag(scratch->code_header, l->code_tag_len);
+			st->depth++;
+		} else {
+			pyebpf_count(PYEBPF_CNT_FRAMES_SKIPPED);
+		}
+		frame = pyebpf_window_u64(scratch->frame, l->frame_back);
+	}
+	return;
+fault:
+	st->status = PYEBPF_STACK_READ_FAULT;
+	pyebpf_count(PYEBPF_CNT_READ_FAULT);
+}
+
+#endif /* PYEBPF_PYTHON_BPF_H */

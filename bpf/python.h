@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The contract between user space and the BPF CPython walker (python.bpf.h).
+ *
+ * User space turns a row of offsets/cpython.json (plus what it learns from the
+ * target at attach: addresses, the TSD slot) into one struct pyebpf_py_proc per
+ * target process. BPF only follows pointers and copies integers: per frame it
+ * records (code object address, instruction byte offset, code tag). Names,
+ * files and line numbers are resolved in user space.
+ */
+#ifndef PYEBPF_PYTHON_H
+#define PYEBPF_PYTHON_H
+
+#include "common.h"
+
+#define PYEBPF_MAX_FRAMES 128          /* frames kept per stack (power of two) */
+#define PYEBPF_MAX_FRAME_VISITS 160    /* frames visited per walk, skipped shims included */
+#define PYEBPF_MAX_THREAD_WALK 256     /* thread-list entries visited in the slow path */
+#define PYEBPF_FRAME_WINDOW 128        /* bytes read per frame in one go */
+#define PYEBPF_CODE_TAG_LEN 32         /* bytes of immutable code header hashed into the tag */
+#define PYEBPF_NO_OFFSET 0xffff
+#define PYEBPF_NO_TSS_SLOT 0x7fffffff
+
+/* How a frame says which instruction it is executing. */
+enum pyebpf_instr_kind {
+	PYEBPF_INSTR_LASTI_BYTES = 0, /* 3.8, 3.9: int f_lasti, a byte offset */
+	PYEBPF_INSTR_LASTI_UNITS = 1, /* 3.10: int f_lasti, in 2-byte code units */
+	PYEBPF_INSTR_POINTER = 2,     /* 3.11+: pointer into co_code_adaptive */
+};
+
+/* Per CPython minor version; every offset in bytes, PYEBPF_NO_OFFSET if absent. */
+struct pyebpf_py_layout {
+	__u16 runtime_interp_head; /* _PyRuntimeState.interpreters.head */
+	__u16 interp_threads_head; /* PyInterpreterState.threads.head / tstate_head */
+	__u16 tstate_next;
+	__u16 tstate_thread_id;    /* pthread_t, equal to the thread's TLS pointer */
+	__u16 tstate_frame;        /* ->frame (<=3.10), ->cframe (3.11/3.12), ->current_frame (3.13) */
+	__u16 cframe_current_frame; /* _PyCFrame.current_frame, or NO_OFFSET without a cframe */
+	__u16 frame_code;          /* f_code / f_executable */
+	__u16 frame_back;          /* f_back / previous */
+	__u16 frame_instr;         /* f_lasti / prev_instr / instr_ptr */
+	__u16 frame_owner;         /* _PyInterpreterFrame.owner, or NO_OFFSET */
+	__u16 frame_window;        /* bytes to read per frame: covers every frame field above */
+	__u16 code_adaptive;       /* offset of co_code_adaptive (instruction pointers are relative to it) */
+	__u16 code_tag;            /* start of immutable integer header fields (co_flags/co_argcount..) */
+	__u16 code_tag_len;        /* bytes of it to hash, <= PYEBPF_CODE_TAG_LEN */
+	__u16 object_type;         /* PyObject.ob_type */
+	__u8 instr_kind;           /* enum pyebpf_instr_kind */
+	__u8 owner_cstack;         /* owner values >= this are not Python frames; 0xff = none */
+};
+
+/* Per target process; key of the py_procs map is the host tgid. */
+struct pyebpf_py_proc {
+	struct pyebpf_py_layout layout;
+	__s32 tss_slot;            /* thread pointer + tss_slot holds the thread's bound PyThreadState*,
+	                              found at attach; PYEBPF_NO_TSS_SLOT = use the thread-list walk */
+	__u32 flags;
+	__u64 runtime;             /* &_PyRuntime in the target */
+	__u64 code_type;           /* &PyCode_Type in the target: frames whose code is not one are skipped */
+};
+
+struct pyebpf_py_frame {
+	__u64 code;  /* PyCodeObject* in the target */
+	__s32 instr; /* byte offset of the executing instruction in the bytecode */
+	__u32 tag;   /* pyebpf_code_tag() of the code header: detects a reused code address */
+};
+
+enum pyebpf_stack_status {
+	PYEBPF_STACK_OK = 0,
+	PYEBPF_STACK_NO_TSTATE = 1,  /* not a Python thread */
+	PYEBPF_STACK_READ_FAULT = 2, /* target memory unreadable mid-walk: frames so far are kept */
+	PYEBPF_STACK_NOT_WALKED = 3, /* walking disabled or below a threshold */
+};
+
+struct pyebpf_py_stack {
+	__u16 depth;     /* frames[0..depth) valid, leaf first */
+	__u8 truncated;  /* more frames existed beyond PYEBPF_MAX_FRAMES */
+	__u8 status;     /* enum pyebpf_stack_status */
+	__u32 pad;
+	__u64 tstate;    /* PyThreadState* walked */
+	struct pyebpf_py_frame frames[PYEBPF_MAX_FRAMES];
+};
+
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_layout) == 32, "layout size");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_proc) == 56, "proc size");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_frame) == 16, "frame size");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_stack) == 16 + 16 * PYEBPF_MAX_FRAMES, "stack size");
+
+/* Bytes of a stack record that carry data: what gets copied to the ring buffer. */
+#define PYEBPF_STACK_BYTES(depth) (16 + 16 * (__u64)(depth))
+
+/*
+ * Tag of a code object: FNV-1a over the first code_tag_len bytes of its immutable
+ * integer header (flags, arg counts, first line). BPF and user space compute it
+ * over the same bytes, so user space can tell that a cached code address now
+ * holds a different code object.
+ */
+static inline __u32 pyebpf_code_tag(const __u8 *bytes, __u32 len)
+{
+	__u32 hash = 2166136261u;
+	for (__u32 i = 0; i < PYEBPF_CODE_TAG_LEN; i++) {
+		if (i >= len)
+			break;
+		hash ^= bytes[i];
+		hash *= 16777619u;
+	}
+	return hash;
+}
+
+#endif /* PYEBPF_PYTHON_H */

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* BPF-only helpers about the current task: identity, thread pointer, counters. */
+#ifndef PYEBPF_TASK_BPF_H
+#define PYEBPF_TASK_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "common.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PYEBPF_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+static __always_inline void pyebpf_count(__u32 counter)
+{
+	__u64 *slot = bpf_map_lookup_elem(&counters, &counter);
+
+	if (slot)
+		*slot += 1; /* per-CPU slot: no atomics needed */
+}
+
+/*
+ * The thread pointer (TLS base) of a task. On x86-64 and arm64 it is also what
+ * pthread_self() returns with glibc and musl, so it equals the pthread_t that
+ * CPython stores in PyThreadState.thread_id: a thread's identity that needs no
+ * pid-namespace translation.
+ */
+static __always_inline __u64 pyebpf_thread_pointer(struct task_struct *task)
+{
+#if defined(__TARGET_ARCH_x86)
+	return BPF_CORE_READ(task, thread.fsbase);
+#elif defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ(task, thread.uw.tp_value);
+#else
+#error "pyebpf: thread pointer not known for this architecture"
+#endif
+}
+
+/* Id of a struct pid as seen from its innermost pid namespace (the container's). */
+static __always_inline __u32 pyebpf_ns_id(struct pid *pid)
+{
+	unsigned int level = BPF_CORE_READ(pid, level);
+	struct upid upid = {};
+
+	bpf_core_read(&upid, sizeof(upid), &pid->numbers[level]);
+	return upid.nr;
+}
+
+/* Fills the common header for `task` (the current task, or a switched-out one). */
+static __always_inline void pyebpf_fill_header(struct pyebpf_event_header *hdr,
+					       struct task_struct *task, __u64 ts_ns)
+{
+	hdr->ts_ns = ts_ns;
+	hdr->pid = BPF_CORE_READ(task, tgid);
+	hdr->tid = BPF_CORE_READ(task, pid);
+	hdr->ns_tid = pyebpf_ns_id(BPF_CORE_READ(task, thread_pid));
+	hdr->ns_pid = pyebpf_ns_id(BPF_CORE_READ(task, group_leader, thread_pid));
+	hdr->thread_id = pyebpf_thread_pointer(task);
+	hdr->cpu = bpf_get_smp_processor_id();
+	hdr->pad = 0;
+	BPF_CORE_READ_STR_INTO(&hdr->comm, task, comm);
+}
+
+#endif /* PYEBPF_TASK_BPF_H */

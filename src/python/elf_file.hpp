@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace pyebpf::python {
+
+struct ElfSymbol {
+  std::string name;
+  std::uint64_t value = 0;  // st_value: a virtual address in the file's own address space
+  std::uint64_t size = 0;
+  unsigned char type = 0;   // STT_*
+  bool dynamic = false;     // from .dynsym (exported), else .symtab
+};
+
+struct LoadSegment {
+  std::uint64_t vaddr = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t filesz = 0;
+  std::uint64_t memsz = 0;
+  bool executable = false;
+};
+
+// The symbols and load segments of one ELF file (libelf). Reads .dynsym and,
+// when present, .symtab: stripped distro builds keep only exported symbols,
+// pyenv builds keep the static ones too (take_gil, gc_collect_main).
+class ElfFile {
+ public:
+  // Throws pyebpf::Error naming the file if it cannot be opened or parsed.
+  static ElfFile open(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  bool is_shared_object() const { return shared_object_; }  // ET_DYN (PIE or .so), else ET_EXEC
+  bool has_symtab() const { return has_symtab_; }
+  const std::string& build_id() const { return build_id_; }
+  const std::vector<LoadSegment>& load_segments() const { return segments_; }
+
+  // Defined symbol with exactly this name (.dynsym preferred).
+  std::optional<ElfSymbol> symbol(std::string_view name) const;
+  // Defined symbols named `name` or compiler clones of it: "name.constprop.0",
+  // "name.isra.0", "name.cold", "name.part.0", "name.lto_priv.0"...
+  std::vector<ElfSymbol> symbol_and_clones(std::string_view name) const;
+  // File offset holding virtual address `vaddr` (for uprobes), if it is in a PT_LOAD segment.
+  std::optional<std::uint64_t> file_offset(std::uint64_t vaddr) const;
+  std::size_t symbol_count() const { return symbols_.size(); }
+
+ private:
+  std::string path_;
+  bool shared_object_ = false;
+  bool has_symtab_ = false;
+  std::string build_id_;
+  std::vector<LoadSegment> segments_;
+  std::unordered_map<std::string, ElfSymbol> symbols_;
+};
+
+}  // namespace pyebpf::python

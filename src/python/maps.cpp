@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "python/maps.hpp"
+
+#include <charconv>
+#include <cstdio>
+
+#include "pyebpf/error.hpp"
+#include "util/files.hpp"
+
+namespace pyebpf::python {
+namespace {
+
+constexpr std::string_view kDeletedSuffix = " (deleted)";
+
+// Splits off the next space-separated field of `line`.
+std::string_view next_field(std::string_view& line) {
+  std::size_t start = line.find_first_not_of(' ');
+  if (start == std::string_view::npos) {
+    line = {};
+    return {};
+  }
+  line.remove_prefix(start);
+  std::size_t end = line.find(' ');
+  std::string_view field = line.substr(0, end);
+  line.remove_prefix(end == std::string_view::npos ? line.size() : end);
+  return field;
+}
+
+bool parse_hex(std::string_view text, std::uint64_t& out) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out, 16);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+bool parse_line(std::string_view line, Mapping& m) {
+  std::string_view range = next_field(line);
+  std::string_view perms = next_field(line);
+  std::string_view offset = next_field(line);
+  std::string_view dev = next_field(line);
+  std::string_view inode = next_field(line);
+  std::size_t dash = range.find('-');
+  if (dash == std::string_view::npos || perms.size() != 4 || dev.empty()) return false;
+  if (!parse_hex(range.substr(0, dash), m.start) || !parse_hex(range.substr(dash + 1), m.end) ||
+      !parse_hex(offset, m.offset))
+    return false;
+  auto [ptr, ec] = std::from_chars(inode.data(), inode.data() + inode.size(), m.inode);
+  if (ec != std::errc() || ptr != inode.data() + inode.size()) return false;
+  m.perms = perms;
+  std::size_t path_start = line.find_first_not_of(' ');
+  std::string_view path = path_start == std::string_view::npos ? std::string_view{} : line.substr(path_start);
+  m.deleted = path.size() > kDeletedSuffix.size() && path.ends_with(kDeletedSuffix);
+  if (m.deleted) path.remove_suffix(kDeletedSuffix.size());
+  m.path = path;
+  return true;
+}
+
+}  // namespace
+
+std::vector<Mapping> parse_maps(std::string_view text) {
+  std::vector<Mapping> out;
+  while (!text.empty()) {
+    std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    Mapping m;
+    if (parse_line(line, m)) out.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::vector<Mapping> read_maps(pid_t pid) {
+  auto text = read_text_file("/proc/" + std::to_string(pid) + "/maps");
+  if (!text) {
+    if (!process_exists(pid))
+      throw Error("pid " + std::to_string(pid) + " does not exist", "check the PID with `ps -p " +
+                                                                         std::to_string(pid) + "`");
+    throw Error("cannot read /proc/" + std::to_string(pid) + "/maps", "run pyebpf as root");
+  }
+  return parse_maps(*text);
+}
+
+std::string host_path(pid_t pid, const Mapping& mapping) {
+  if (mapping.deleted) {
+    char range[64];
+    std::snprintf(range, sizeof(range), "%lx-%lx", static_cast<unsigned long>(mapping.start),
+                  static_cast<unsigned long>(mapping.end));
+    return "/proc/" + std::to_string(pid) + "/map_files/" + range;
+  }
+  return "/proc/" + std::to_string(pid) + "/root" + mapping.path;
+}
+
+}  // namespace pyebpf::python

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pyebpf {
+
+// Converts BPF timestamps (bpf_ktime_get_ns: CLOCK_MONOTONIC) to wall time. The
+// offset is measured at construction and again on refresh(), so a long run
+// follows NTP steps instead of drifting from a value taken once at start.
+class WallClock {
+ public:
+  WallClock();
+  void refresh();
+  std::int64_t epoch_us(std::uint64_t monotonic_ns) const;
+
+ private:
+  std::int64_t offset_ns_ = 0;  // realtime - monotonic
+};
+
+// "2026-11-29T15:56:55.123456Z"
+std::string iso8601_utc(std::int64_t epoch_us);
+
+// CLOCK_MONOTONIC now, in ns: the same clock as bpf_ktime_get_ns().
+std::uint64_t monotonic_ns();
+
+}  // namespace pyebpf

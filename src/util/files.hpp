@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+
+namespace pyebpf {
+
+// Whole contents of a (small, procfs or sysfs) file; nullopt if unreadable.
+std::optional<std::string> read_text_file(const std::string& path);
+
+// Kernel name of a thread (/proc/PID/task/TID/comm) without the newline; "" if gone.
+std::string read_comm(pid_t pid, pid_t tid);
+
+// True while /proc/PID exists.
+bool process_exists(pid_t pid);
+
+}  // namespace pyebpf
