@@ -39,6 +39,19 @@ def is_pointer_to(tag):
     return check
 
 
+def is_pointer_to_struct_with(member):
+    def check(t):
+        t = t.strip_typedefs()
+        if t.code != gdb.TYPE_CODE_PTR:
+            return False
+        try:
+            find_member(t.target(), member)
+            return True
+        except Missing:
+            return False
+    return check
+
+
 GIL = "struct _gil_runtime_state"
 
 # Logical field -> candidate C member paths, tried in order; the first one the
@@ -73,8 +86,10 @@ FIELDS = {
     "tstate.thread_id": ["PyThreadState.thread_id"],
     "tstate.native_thread_id": ["PyThreadState.native_thread_id"],
     # The loader tells a _PyCFrame* (3.11/3.12) from a frame pointer by "member".
+    # 3.10 also has a "cframe" member, but its CFrame holds no frame pointer
+    # (only use_tracing/previous); there PyThreadState.frame is the one.
     "tstate.frame": ["PyThreadState.current_frame",
-                     "PyThreadState.cframe",
+                     ("PyThreadState.cframe", is_pointer_to_struct_with("current_frame")),
                      "PyThreadState.frame"],
     "cframe.current_frame": ["_PyCFrame.current_frame"],
     "frame.back": ["_PyInterpreterFrame.previous", "PyFrameObject.f_back"],
