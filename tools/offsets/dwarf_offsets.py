@@ -1,0 +1,325 @@
+# Runs inside gdb's embedded Python (see tools/gen-offsets, which builds the
+# command line).  It reads CPython struct layouts out of the DWARF of each
+# given libpython and writes offsets/cpython.json.  pyebpf itself never runs
+# Python; this only runs when the table is regenerated.
+#
+# Invocation (done by tools/gen-offsets), inputs in the environment:
+#   GEN_OFFSETS_OUT=/tmp/x.json GEN_OFFSETS_PYENV_ROOT=~/.pyenv \
+#   GEN_OFFSETS_BUILDS="3.8=3.8.18 3.9=3.9.18 ..." gdb -nx -batch -x dwarf_offsets.py
+#
+# Every number in the output comes from the DWARF or from the ELF's data; the
+# script holds names only.  A name that a build's DWARF lacks is omitted from
+# that build's row, never guessed.
+
+import json
+import os
+import sys
+
+import gdb
+
+# Predicates on a member's type.  A candidate may carry one, for names whose
+# meaning would change if the member kept its name but changed its type (the
+# loader would read a pointer as an embedded struct or vice versa).
+def is_struct(tag):
+    def check(t):
+        t = t.strip_typedefs()
+        return t.code == gdb.TYPE_CODE_STRUCT and t.tag == tag
+    return check
+
+
+def is_pointer(t):
+    return t.strip_typedefs().code == gdb.TYPE_CODE_PTR
+
+
+def is_pointer_to(tag):
+    def check(t):
+        t = t.strip_typedefs()
+        return (t.code == gdb.TYPE_CODE_PTR
+                and t.target().strip_typedefs().tag == tag)
+    return check
+
+
+def is_pointer_to_struct_with(member):
+    def check(t):
+        t = t.strip_typedefs()
+        if t.code != gdb.TYPE_CODE_PTR:
+            return False
+        try:
+            find_member(t.target(), member)
+            return True
+        except Missing:
+            return False
+    return check
+
+
+GIL = "struct _gil_runtime_state"
+
+# Logical field -> candidate C member paths, tried in order; the first one the
+# build's DWARF has wins and is cited in "member".  A path is "<root type>.<m>.<m>";
+# the root type is everything before the first dot (it may be "struct X").
+FIELDS = {
+    "runtime.interpreters_head": ["_PyRuntimeState.interpreters.head"],
+    "runtime.interpreters_main": ["_PyRuntimeState.interpreters.main"],
+    "runtime.tss_key": ["_PyRuntimeState.autoTSSkey._key",
+                        "_PyRuntimeState.gilstate.autoTSSkey._key"],
+    "runtime.tss_initialized": ["_PyRuntimeState.autoTSSkey._is_initialized",
+                                "_PyRuntimeState.gilstate.autoTSSkey._is_initialized"],
+    "runtime.tstate_current": ["_PyRuntimeState.gilstate.tstate_current"],
+    # Only meaningful where the runtime embeds the GIL itself (<=3.11).
+    "runtime.gil": [("_PyRuntimeState.ceval.gil", is_struct("_gil_runtime_state"))],
+    # 3.8 keeps the GC state in the runtime rather than the interpreter.
+    "runtime.gc": [("_PyRuntimeState.gc", is_struct("_gc_runtime_state"))],
+    "interp.next": [("PyInterpreterState.next", is_pointer_to("_is"))],
+    "interp.threads_head": ["PyInterpreterState.threads.head",
+                            "PyInterpreterState.tstate_head"],
+    "interp.modules": ["PyInterpreterState.imports.modules",
+                       "PyInterpreterState.modules"],
+    "interp.gc": ["PyInterpreterState.gc"],
+    # 3.12+: the interpreter points at its GIL ...
+    "interp.ceval_gil": [("PyInterpreterState.ceval.gil", is_pointer)],
+    # ... which by default is the one embedded in the interpreter.
+    "interp.gil": [("PyInterpreterState._gil", is_struct("_gil_runtime_state"))],
+    "gc.collecting": ["struct _gc_runtime_state.collecting"],
+    "tstate.prev": ["PyThreadState.prev"],
+    "tstate.next": ["PyThreadState.next"],
+    "tstate.interp": ["PyThreadState.interp"],
+    "tstate.thread_id": ["PyThreadState.thread_id"],
+    "tstate.native_thread_id": ["PyThreadState.native_thread_id"],
+    # The loader tells a _PyCFrame* (3.11/3.12) from a frame pointer by "member".
+    # 3.10 also has a "cframe" member, but its CFrame holds no frame pointer
+    # (only use_tracing/previous); there PyThreadState.frame is the one.
+    "tstate.frame": ["PyThreadState.current_frame",
+                     ("PyThreadState.cframe", is_pointer_to_struct_with("current_frame")),
+                     "PyThreadState.frame"],
+    "cframe.current_frame": ["_PyCFrame.current_frame"],
+    "frame.back": ["_PyInterpreterFrame.previous", "PyFrameObject.f_back"],
+    "frame.code": ["_PyInterpreterFrame.f_executable",
+                   "_PyInterpreterFrame.f_code",
+                   "PyFrameObject.f_code"],
+    "frame.instr": ["_PyInterpreterFrame.instr_ptr",
+                    "_PyInterpreterFrame.prev_instr",
+                    "PyFrameObject.f_lasti"],
+    "frame.owner": ["_PyInterpreterFrame.owner"],
+    "frame.is_entry": ["_PyInterpreterFrame.is_entry"],
+    "object.type": ["PyObject.ob_type"],
+    "varobject.size": ["PyVarObject.ob_size"],
+    "heaptype.cached_keys": ["PyHeapTypeObject.ht_cached_keys"],
+    "unicode.length": ["PyASCIIObject.length"],
+    "unicode.state": ["PyASCIIObject.state"],
+    "unicode.utf8_length": ["PyCompactUnicodeObject.utf8_length"],
+    "unicode.utf8": ["PyCompactUnicodeObject.utf8"],
+    "bytes.sval": ["PyBytesObject.ob_sval"],
+    "long.digit": ["PyLongObject.long_value.ob_digit", "PyLongObject.ob_digit"],
+    "long.lv_tag": ["PyLongObject.long_value.lv_tag"],
+    "dictvalues.values": ["struct _dictvalues.values", "PyDictValues.values"],
+    "module.dict": ["PyModuleObject.md_dict"],
+    "float.value": ["PyFloatObject.ob_fval"],
+    "tuple.items": ["PyTupleObject.ob_item"],
+    "list.items": ["PyListObject.ob_item"],
+}
+for m in ["last_holder", "locked", "switch_number", "interval", "mutex", "cond"]:
+    FIELDS["gil." + m] = [GIL + "." + m]
+for m in ["argcount", "posonlyargcount", "kwonlyargcount", "flags",
+          "firstlineno", "filename", "name", "qualname", "lnotab",
+          "linetable", "code", "code_adaptive"]:
+    FIELDS["code." + m] = ["PyCodeObject.co_" + m]
+for m in ["name", "basicsize", "itemsize", "flags", "dictoffset"]:
+    FIELDS["type." + m] = ["PyTypeObject.tp_" + m]
+for m in ["used", "keys", "values"]:
+    FIELDS["dict." + m] = ["PyDictObject.ma_" + m]
+for m in ["size", "log2_size", "log2_index_bytes", "kind", "nentries", "indices"]:
+    FIELDS["dictkeys." + m] = ["PyDictKeysObject.dk_" + m]
+
+SIZES = ["_PyRuntimeState", "PyInterpreterState", "PyThreadState",
+         "PyCodeObject", "PyFrameObject", "_PyInterpreterFrame", "_PyCFrame",
+         GIL, "PyASCIIObject", "PyCompactUnicodeObject", "PyBytesObject",
+         "PyDictKeyEntry", "PyDictUnicodeEntry", "PyObject", "PyVarObject",
+         "PyLongObject", "PyTypeObject", "PyHeapTypeObject"]
+
+# Bitfields inside PyASCIIObject.state; positions are relative to "state".
+BITS = {"unicode.state." + b: "PyASCIIObject.state." + b
+        for b in ["interned", "kind", "compact", "ascii", "ready"]}
+
+# Enumerators.  Taken only if DWARF has them as enumerators (LOC_CONST
+# symbols); something that exists only as a #define is left out.
+CONSTANTS = {
+    "frame.owner_thread": "FRAME_OWNED_BY_THREAD",
+    "frame.owner_generator": "FRAME_OWNED_BY_GENERATOR",
+    "frame.owner_frame_object": "FRAME_OWNED_BY_FRAME_OBJECT",
+    "frame.owner_cstack": "FRAME_OWNED_BY_CSTACK",
+    "frame.owner_interpreter": "FRAME_OWNED_BY_INTERPRETER",
+    "dictkeys.kind_general": "DICT_KEYS_GENERAL",
+    "dictkeys.kind_unicode": "DICT_KEYS_UNICODE",
+    "dictkeys.kind_split": "DICT_KEYS_SPLIT",
+}
+
+
+class Missing(Exception):
+    pass
+
+
+def lookup_type(name):
+    try:
+        return gdb.lookup_type(name)
+    except gdb.error:
+        raise Missing(name)
+
+
+def find_member(t, name):
+    """(bit offset, field) of member `name` of struct/union t, looking
+    through anonymous struct/union members the way C name lookup does."""
+    t = t.strip_typedefs()
+    if t.code not in (gdb.TYPE_CODE_STRUCT, gdb.TYPE_CODE_UNION):
+        raise Missing(name)
+    for f in t.fields():
+        if f.name == name:
+            return f.bitpos, f
+        if not f.name:
+            try:
+                bit, inner = find_member(f.type, name)
+                return f.bitpos + bit, inner
+            except Missing:
+                pass
+    raise Missing(name)
+
+
+def resolve(path):
+    """(byte offset, member field) for "<root type>.<m>...", or Missing."""
+    root, rest = path.split(".", 1)
+    t = lookup_type(root)
+    bits, field = 0, None
+    for name in rest.split("."):
+        bit, field = find_member(t if field is None else field.type, name)
+        bits += bit
+    if field.bitsize:
+        raise Missing(path + " is a bitfield")
+    assert bits % 8 == 0, path
+    offset = bits // 8
+    # Cross-check the field walk against gdb's own C expression evaluator, so
+    # a mistake in find_member (anonymous members, unions) cannot slip into
+    # the table silently.
+    via_expr = int(gdb.parse_and_eval(
+        "(unsigned long)&((%s *)0)->%s" % (root, rest)))
+    if via_expr != offset:
+        raise AssertionError("%s: walk %d != expr %d" % (path, offset, via_expr))
+    return offset, field
+
+
+def first_present(candidates):
+    for c in candidates:
+        path, check = c if isinstance(c, tuple) else (c, None)
+        try:
+            offset, field = resolve(path)
+        except Missing:
+            continue
+        if check is not None and not check(field.type):
+            # Same name but a different kind of thing: not the field the
+            # loader expects, so treat it as absent.
+            continue
+        return {"offset": offset, "member": path}
+    return None
+
+
+def enumerator(name):
+    for lookup in (gdb.lookup_static_symbol, gdb.lookup_global_symbol):
+        sym = lookup(name)
+        if sym is not None and sym.addr_class == gdb.SYMBOL_LOC_CONST:
+            return int(sym.value())
+    return None
+
+
+def version_hex(python):
+    """PY_VERSION_HEX for a final release named like "3.11.7"."""
+    major, minor, micro = (int(x) for x in python.split("."))
+    return (major << 24) | (minor << 16) | (micro << 8) | 0xF0
+
+
+def row_for(pyenv_root, minor, python):
+    rel = os.path.join("versions", python, "lib", "libpython%s.so.1.0" % minor)
+    path = os.path.join(pyenv_root, rel)
+    if not os.path.isfile(path):
+        raise SystemExit("gen-offsets: %s not found" % path)
+    if any(c.isspace() for c in path):
+        # gdb's "file" command splits its argument on whitespace.
+        raise SystemExit("gen-offsets: path contains whitespace: %s" % path)
+    gdb.execute("file " + path, to_string=True)
+    objfiles = [o for o in gdb.objfiles() if o.is_valid()]
+    # Exactly one symbol file must be loaded, so nothing leaks across versions.
+    if [o.filename for o in objfiles] != [os.path.realpath(path)]:
+        raise SystemExit("gen-offsets: unexpected objfiles %r" % objfiles)
+    try:
+        lookup_type("PyObject")
+    except Missing:
+        raise SystemExit("gen-offsets: %s has no DWARF (build with -g)" % path)
+    if lookup_type("void").pointer().sizeof != 8:
+        raise SystemExit("gen-offsets: %s is not a 64-bit build" % path)
+
+    row = {"derived_from": {"python": python, "file": rel,
+                            "build_id": objfiles[0].build_id},
+           "fields": {}, "sizes": {}, "bits": {}, "constants": {}}
+
+    for name, candidates in FIELDS.items():
+        hit = first_present(candidates)
+        if hit is not None:
+            row["fields"][name] = hit
+
+    for name in SIZES:
+        try:
+            row["sizes"][name] = lookup_type(name).sizeof
+        except Missing:
+            pass
+
+    for name, path in BITS.items():
+        root, rest = path.split(".", 1)
+        try:
+            *outer, last = rest.split(".")
+            t = lookup_type(root)
+            for m in outer:
+                t = find_member(t, m)[1].type
+            bit, field = find_member(t, last)
+        except Missing:
+            continue
+        row["bits"][name] = {"bit": bit, "width": field.bitsize}
+
+    for name, enum in CONSTANTS.items():
+        value = enumerator(enum)
+        if value is not None:
+            row["constants"][name] = value
+
+    # Py_Version (3.11+) is a const in .rodata; gdb reads it from the file.
+    try:
+        pv = int(gdb.parse_and_eval("Py_Version"))
+    except gdb.error:
+        pv = None
+    if pv is not None:
+        if pv != version_hex(python):
+            raise SystemExit("gen-offsets: %s: Py_Version 0x%08x does not match"
+                             " its directory name" % (path, pv))
+        row["py_version_hex"] = "0x%08x" % pv
+    return row
+
+
+def main(env):
+    out, pyenv_root = env["GEN_OFFSETS_OUT"], env["GEN_OFFSETS_PYENV_ROOT"]
+    specs = env["GEN_OFFSETS_BUILDS"].split()
+    table = {"schema": 1, "generated_by": "tools/gen-offsets", "versions": {}}
+    for spec in specs:
+        minor, python = spec.split("=", 1)
+        table["versions"][minor] = row_for(pyenv_root, minor, python)
+    with open(out, "w") as f:
+        json.dump(table, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+try:
+    main(os.environ)
+except SystemExit as e:
+    sys.stderr.write("%s\n" % e)
+    sys.stderr.flush()
+    os._exit(1)
+except BaseException:
+    import traceback
+    traceback.print_exc()
+    sys.stderr.flush()
+    os._exit(1)
+os._exit(0)
