@@ -9,13 +9,7 @@
 #define PYEBPF_COMMON_H
 
 #ifdef __cplusplus
-#include <cstdint>
-typedef std::uint8_t __u8;
-typedef std::uint16_t __u16;
-typedef std::uint32_t __u32;
-typedef std::uint64_t __u64;
-typedef std::int32_t __s32;
-typedef std::int64_t __s64;
+#include <linux/types.h>
 #define PYEBPF_STATIC_ASSERT static_assert
 #else
 #define PYEBPF_STATIC_ASSERT _Static_assert

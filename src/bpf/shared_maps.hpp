@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <bpf/libbpf.h>
+#include <sys/types.h>
+
+#include "pyebpf/fd.hpp"
+#include "python.h"
+
+namespace pyebpf::bpf {
+
+// Maps every BPF object shares, created once here and handed to each
+// skeleton with bpf_map__reuse_fd before load: the target processes
+// (py_procs) and the thread-state cache (py_tstates). One source of truth, so
+// adding or dropping a target is one update, whatever trackers run.
+class SharedMaps {
+ public:
+  SharedMaps();
+
+  // Call between a skeleton's open and load for each shared map it declares.
+  void reuse_in(bpf_object* obj) const;
+
+  void add_process(pid_t pid, const pyebpf_py_proc& config) const;
+  void remove_process(pid_t pid) const;
+
+ private:
+  Fd py_procs_;
+  Fd py_tstates_;
+};
+
+}  // namespace pyebpf::bpf

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "python/bpf_layout.hpp"
+
+#include <algorithm>
+
+#include "pyebpf/error.hpp"
+
+namespace pyebpf::python {
+namespace {
+
+std::uint16_t u16(const OffsetsRow& row, std::string_view name) {
+  std::uint32_t v = row.require(name);
+  if (v >= PYEBPF_NO_OFFSET) throw Error("offset of " + std::string(name) + " too large for the BPF walker");
+  return static_cast<std::uint16_t>(v);
+}
+
+std::uint16_t optional_u16(const OffsetsRow& row, std::string_view name) {
+  return row.field(name) ? u16(row, name) : PYEBPF_NO_OFFSET;
+}
+
+}  // namespace
+
+pyebpf_py_layout make_bpf_layout(const OffsetsRow& row, const PyVersion& version) {
+  pyebpf_py_layout l{};
+  // The main interpreter's thread list is the slow-path fallback; the TSD
+  // slot path does not need it.
+  l.runtime_interp_head = row.field("runtime.interpreters_main") ? u16(row, "runtime.interpreters_main")
+                                                                 : u16(row, "runtime.interpreters_head");
+  l.interp_threads_head = u16(row, "interp.threads_head");
+  l.tstate_next = u16(row, "tstate.next");
+  l.tstate_thread_id = u16(row, "tstate.thread_id");
+  l.tstate_frame = u16(row, "tstate.frame");
+  // 3.11/3.12 reach the frame through tstate->cframe->current_frame; 3.13
+  // (current_frame) and <= 3.10 (frame) point at it directly.
+  l.cframe_current_frame = row.member("tstate.frame").ends_with(".cframe") ? u16(row, "cframe.current_frame")
+                                                                           : PYEBPF_NO_OFFSET;
+  l.frame_code = u16(row, "frame.code");
+  l.frame_back = u16(row, "frame.back");
+  l.frame_instr = u16(row, "frame.instr");
+  l.frame_owner = optional_u16(row, "frame.owner");
+  l.object_type = u16(row, "object.type");
+
+  const bool lasti = row.member("frame.instr").ends_with(".f_lasti");
+  if (!lasti) {
+    l.instr_kind = PYEBPF_INSTR_POINTER;
+    l.code_adaptive = u16(row, "code.code_adaptive");
+  } else if (version.major == 3 && version.minor >= 10) {
+    // 3.10 counts f_lasti in code units (bpo-44187 / cpython commit fcb55c0).
+    l.instr_kind = PYEBPF_INSTR_LASTI_UNITS;
+  } else {
+    l.instr_kind = PYEBPF_INSTR_LASTI_BYTES;
+  }
+  l.owner_cstack = static_cast<std::uint8_t>(row.constant("frame.owner_cstack").value_or(0xff));
+
+  unsigned window = std::max({l.frame_code + 8u, l.frame_back + 8u, l.frame_instr + 8u,
+                              l.frame_owner == PYEBPF_NO_OFFSET ? 0u : l.frame_owner + 1u});
+  if (window > PYEBPF_FRAME_WINDOW - 8)
+    throw Error("frame fields of CPython " + version.minor_str() + " lie beyond the BPF frame window");
+  l.frame_window = static_cast<std::uint16_t>(window);
+
+  // Immutable integer header of a code object: from the first of co_flags /
+  // co_argcount up to and including co_firstlineno.
+  unsigned tag_start = std::min(row.require("code.flags"), row.require("code.argcount"));
+  unsigned tag_end = row.require("code.firstlineno") + 4;
+  if (tag_end <= tag_start || tag_end - tag_start > PYEBPF_CODE_TAG_LEN)
+    throw Error("code header of CPython " + version.minor_str() + " does not fit the code tag");
+  l.code_tag = static_cast<std::uint16_t>(tag_start);
+  l.code_tag_len = static_cast<std::uint16_t>(tag_end - tag_start);
+  return l;
+}
+
+}  // namespace pyebpf::python

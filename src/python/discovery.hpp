@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "python/elf_file.hpp"
+#include "python/maps.hpp"
+#include "python/version.hpp"
+
+namespace pyebpf::python {
+
+// The CPython runtime found in one process: which mapped ELF file holds
+// _PyRuntime (the python executable when statically linked, libpython when
+// shared), where it is loaded, and which version it is.
+struct Interpreter {
+  std::string mapped_path;    // path as the target sees it
+  std::string open_path;      // path pyebpf opens it by (through /proc/PID/root)
+  ElfFile elf;
+  std::uint64_t load_bias = 0;  // runtime address = load_bias + st_value
+  PyVersion version;
+  std::string version_source;   // "Py_Version symbol", "file name"
+  std::uint64_t runtime_addr = 0;  // &_PyRuntime
+  std::uint64_t runtime_size = 0;  // st_size of _PyRuntime
+
+  std::string file_name() const;  // basename of mapped_path
+  // Runtime address of a defined symbol of this ELF file.
+  std::optional<std::uint64_t> symbol_address(std::string_view name) const;
+};
+
+// Finds the interpreter in `pid`. Throws pyebpf::Error with a one-line reason
+// (no such process, not a CPython process, unreadable binary) otherwise.
+Interpreter discover_interpreter(pid_t pid);
+
+// Load bias of `elf` as mapped in `maps` under `mapped_path`: the difference
+// between where a PT_LOAD segment is mapped and its p_vaddr. 0 for non-PIE
+// executables, the mapping base for shared objects.
+std::optional<std::uint64_t> load_bias(const ElfFile& elf, const std::vector<Mapping>& maps,
+                                       const std::string& mapped_path);
+
+}  // namespace pyebpf::python

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "python/objects.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "python/unicode.hpp"
+
+namespace pyebpf::python {
+namespace {
+
+// Type flag macros from Include/object.h (not in DWARF, so not in the table).
+constexpr std::uint64_t kTpFlagsInlineValues = 1u << 2;  // 3.13+
+constexpr std::uint64_t kTpFlagsManagedDict = 1u << 4;   // 3.11+
+
+constexpr std::uint32_t kPyLongShift = 30;  // PYLONG_BITS_IN_DIGIT on 64-bit builds
+
+std::uint32_t extract(std::uint32_t word, BitField field) {
+  return (word >> field.bit) & ((1u << field.width) - 1);
+}
+
+}  // namespace
+
+struct ObjectReader::DictView {
+  std::uint64_t entries = 0;   // address of the first entry
+  std::uint64_t values = 0;    // split table: address of values[0]; 0 if values live in entries
+  std::size_t count = 0;       // dk_nentries
+  std::size_t entry_size = 0;
+  std::size_t key_offset = 0;  // within an entry
+  std::size_t value_offset = 0;
+};
+
+ObjectReader::ObjectReader(const ProcessMemory& memory, const OffsetsRow& offsets, PyVersion version,
+                           TypeAddresses types)
+    : memory_(memory), offsets_(offsets), version_(std::move(version)), types_(types) {}
+
+std::optional<std::uint64_t> ObjectReader::type_of(std::uint64_t obj) const {
+  return memory_.read_u64(obj + offsets_.field("object.type").value_or(8));
+}
+
+std::optional<std::string> ObjectReader::read_str(std::uint64_t obj, std::size_t max_chars) const {
+  if (!obj) return std::nullopt;
+  if (types_.unicode && type_of(obj) != types_.unicode) return std::nullopt;
+  auto length = memory_.read_value<std::int64_t>(obj + offsets_.require("unicode.length"));
+  auto state = memory_.read_value<std::uint32_t>(obj + offsets_.require("unicode.state"));
+  auto kind_bits = offsets_.bit("unicode.state.kind");
+  auto compact_bits = offsets_.bit("unicode.state.compact");
+  auto ascii_bits = offsets_.bit("unicode.state.ascii");
+  auto ascii_size = offsets_.size("PyASCIIObject");
+  auto compact_size = offsets_.size("PyCompactUnicodeObject");
+  if (!length || !state || !kind_bits || !compact_bits || !ascii_bits || !ascii_size || !compact_size)
+    return std::nullopt;
+  if (*length < 0 || *length > (1 << 24)) return std::nullopt;
+  unsigned kind = extract(*state, *kind_bits);
+  bool compact = extract(*state, *compact_bits) != 0;
+  bool ascii = extract(*state, *ascii_bits) != 0;
+  if (kind != 1 && kind != 2 && kind != 4) return std::nullopt;
+
+  std::uint64_t data;
+  if (compact && ascii) {
+    data = obj + *ascii_size;
+  } else if (compact) {
+    data = obj + *compact_size;
+  } else {
+    // Legacy (non-compact) strings keep a pointer to their data right after
+    // the compact header (PyUnicodeObject.data.any).
+    auto ptr = memory_.read_u64(obj + *compact_size);
+    if (!ptr) return std::nullopt;
+    data = *ptr;
+  }
+  std::size_t chars = std::min<std::size_t>(static_cast<std::size_t>(*length), max_chars);
+  auto raw = memory_.read_bytes(data, chars * kind);
+  if (!raw) return std::nullopt;
+  return code_units_to_utf8(*raw, kind);
+}
+
+std::optional<std::vector<std::uint8_t>> ObjectReader::read_bytes(std::uint64_t obj, std::size_t max_len) const {
+  if (!obj) return std::nullopt;
+  if (types_.bytes && type_of(obj) != types_.bytes) return std::nullopt;
+  auto size = memory_.read_value<std::int64_t>(obj + offsets_.require("varobject.size"));
+  if (!size || *size < 0 || static_cast<std::uint64_t>(*size) > max_len) return std::nullopt;
+  return memory_.read_bytes(obj + offsets_.require("bytes.sval"), static_cast<std::size_t>(*size));
+}
+
+std::optional<std::int64_t> ObjectReader::read_int(std::uint64_t obj) const {
+  if (!obj) return std::nullopt;
+  if (types_.long_ && type_of(obj) != types_.long_) return std::nullopt;
+  std::uint64_t ndigits;
+  bool negative;
+  if (auto tag_off = offsets_.field("long.lv_tag")) {
+    // 3.12+: lv_tag = ndigits << 3 | sign (0 positive, 1 zero, 2 negative).
+    auto tag = memory_.read_u64(obj + *tag_off);
+    if (!tag) return std::nullopt;
+    ndigits = *tag >> 3;
+    negative = (*tag & 3) == 2;
+  } else {
+    auto size = memory_.read_value<std::int64_t>(obj + offsets_.require("varobject.size"));
+    if (!size) return std::nullopt;
+    negative = *size < 0;
+    ndigits = static_cast<std::uint64_t>(negative ? -*size : *size);
+  }
+  if (ndigits > 3) return std::nullopt;  // does not fit in 64 bits
+  std::uint32_t digits[3] = {};
+  if (ndigits && !memory_.read(obj + offsets_.require("long.digit"), digits, ndigits * sizeof(std::uint32_t)))
+    return std::nullopt;
+  unsigned __int128 value = 0;
+  for (std::uint64_t i = ndigits; i-- > 0;) value = (value << kPyLongShift) | digits[i];
+  if (value > static_cast<unsigned __int128>(INT64_MAX)) return std::nullopt;
+  auto result = static_cast<std::int64_t>(value);
+  return negative ? -result : result;
+}
+
+std::optional<ObjectReader::DictView> ObjectReader::view_keys(std::uint64_t keys, std::uint64_t values) const {
+  if (!keys) return std::nullopt;
+  DictView view;
+  std::uint64_t indices = keys + offsets_.require("dictkeys.indices");
+  auto nentries = memory_.read_value<std::int64_t>(keys + offsets_.require("dictkeys.nentries"));
+  if (!nentries || *nentries < 0 || *nentries > (1 << 24)) return std::nullopt;
+  view.count = static_cast<std::size_t>(*nentries);
+  bool general = true;
+  if (auto log2_index_off = offsets_.field("dictkeys.log2_index_bytes")) {
+    // 3.11+: indices take 1 << dk_log2_index_bytes bytes; unicode-keyed tables
+    // store {key, value} entries, general ones {hash, key, value}.
+    auto log2_index = memory_.read_value<std::uint8_t>(keys + *log2_index_off);
+    auto kind = memory_.read_value<std::uint8_t>(keys + offsets_.require("dictkeys.kind"));
+    if (!log2_index || !kind || *log2_index > 40) return std::nullopt;
+    view.entries = indices + (std::uint64_t{1} << *log2_index);
+    general = *kind == offsets_.constant("dictkeys.kind_general").value_or(0);
+  } else {
+    // <= 3.10: dk_size slots, index width chosen by dk_size (Objects/dictobject.c DK_IXSIZE).
+    auto size = memory_.read_value<std::int64_t>(keys + offsets_.require("dictkeys.size"));
+    if (!size || *size <= 0 || *size > (1 << 26)) return std::nullopt;
+    std::uint64_t width = *size <= 0xff ? 1 : *size <= 0xffff ? 2 : *size <= 0xffffffffLL ? 4 : 8;
+    view.entries = indices + static_cast<std::uint64_t>(*size) * width;
+  }
+  if (general) {
+    view.entry_size = offsets_.size("PyDictKeyEntry").value_or(24);
+    view.key_offset = 8;
+    view.value_offset = 16;
+  } else {
+    view.entry_size = offsets_.size("PyDictUnicodeEntry").value_or(16);
+    view.key_offset = 0;
+    view.value_offset = 8;
+  }
+  if (values) view.values = values + offsets_.field("dictvalues.values").value_or(0);
+  return view;
+}
+
+bool ObjectReader::for_each_entry(const DictView& view,
+                                  const std::function<void(std::uint64_t, std::uint64_t)>& visit,
+                                  std::size_t max_items) const {
+  std::size_t count = std::min(view.count, max_items);
+  if (count == 0) return true;
+  auto entries = memory_.read_bytes(view.entries, count * view.entry_size);
+  if (!entries) return false;
+  std::optional<std::vector<std::uint8_t>> values;
+  if (view.values && !(values = memory_.read_bytes(view.values, count * 8))) return false;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint64_t key, value;
+    std::memcpy(&key, entries->data() + i * view.entry_size + view.key_offset, 8);
+    if (values)
+      std::memcpy(&value, values->data() + i * 8, 8);
+    else
+      std::memcpy(&value, entries->data() + i * view.entry_size + view.value_offset, 8);
+    if (key && value) visit(key, value);  // deleted entries have NULL key or value
+  }
+  return true;
+}
+
+std::optional<std::uint64_t> ObjectReader::get_from_view(const DictView& view, const std::string& key) const {
+  std::optional<std::uint64_t> found;
+  for_each_entry(
+      view,
+      [&](std::uint64_t k, std::uint64_t v) {
+        if (!found && read_str(k, key.size() + 1) == key) found = v;
+      },
+      1 << 16);
+  return found;
+}
+
+bool ObjectReader::for_each_dict_item(std::uint64_t dict,
+                                      const std::function<void(std::uint64_t, std::uint64_t)>& visit,
+                                      std::size_t max_items) const {
+  if (!dict || (types_.dict && type_of(dict) != types_.dict)) return false;
+  auto keys = memory_.read_u64(dict + offsets_.require("dict.keys"));
+  auto values = memory_.read_u64(dict + offsets_.require("dict.values"));
+  if (!keys || !values) return false;
+  auto view = view_keys(*keys, *values);
+  return view && for_each_entry(*view, visit, max_items);
+}
+
+std::optional<std::uint64_t> ObjectReader::dict_get(std::uint64_t dict, const std::string& key) const {
+  std::optional<std::uint64_t> found;
+  for_each_dict_item(dict, [&](std::uint64_t k, std::uint64_t v) {
+    if (!found && read_str(k, key.size() + 1) == key) found = v;
+  });
+  return found;
+}
+
+std::optional<std::uint64_t> ObjectReader::instance_attr(std::uint64_t obj, const std::string& name) const {
+  auto type = type_of(obj);
+  if (!type || !*type) return std::nullopt;
+  auto flags = memory_.read_u64(*type + offsets_.require("type.flags"));
+  auto dictoffset = memory_.read_value<std::int64_t>(*type + offsets_.require("type.dictoffset"));
+  auto basicsize = memory_.read_value<std::int64_t>(*type + offsets_.require("type.basicsize"));
+  if (!flags || !dictoffset || !basicsize) return std::nullopt;
+
+  auto from_values = [&](std::uint64_t values) -> std::optional<std::uint64_t> {
+    // Split values share the keys cached on the heap type (ht_cached_keys).
+    auto keys = memory_.read_u64(*type + offsets_.require("heaptype.cached_keys"));
+    if (!keys) return std::nullopt;
+    auto view = view_keys(*keys, values);
+    if (!view) return std::nullopt;
+    return get_from_view(*view, name);
+  };
+  auto from_dict_pointer = [&](std::uint64_t where) -> std::optional<std::uint64_t> {
+    auto dict = memory_.read_u64(where);
+    if (!dict || !*dict) return std::nullopt;
+    return dict_get(*dict, name);
+  };
+
+  const int minor = version_.major == 3 ? version_.minor : 0;
+  if (minor >= 11 && (*flags & kTpFlagsManagedDict)) {
+    if (minor >= 13) {
+      // 3.13: values inline after the object (Py_TPFLAGS_INLINE_VALUES) unless
+      // a dict was materialised; PyDictValues.valid (4th byte) tells which.
+      if (*flags & kTpFlagsInlineValues) {
+        std::uint64_t values = obj + static_cast<std::uint64_t>(*basicsize);
+        auto valid = memory_.read_value<std::uint8_t>(values + 3);
+        if (valid && *valid) return from_values(values);
+      }
+      return from_dict_pointer(obj - 3 * 8);  // _PyObject_ManagedDictPointer
+    }
+    if (minor == 12) {
+      // 3.12: one PyDictOrValues word at obj[-3]; low bit set means values.
+      auto dorv = memory_.read_u64(obj - 3 * 8);
+      if (!dorv || !*dorv) return std::nullopt;
+      if (*dorv & 1) return from_values(*dorv - 1);
+      return dict_get(*dorv, name);
+    }
+    // 3.11: dict pointer at obj[-3], values pointer at obj[-4].
+    if (auto found = from_dict_pointer(obj - 3 * 8)) return found;
+    auto values = memory_.read_u64(obj - 4 * 8);
+    if (!values || !*values) return std::nullopt;
+    return from_values(*values);
+  }
+  if (*dictoffset > 0) return from_dict_pointer(obj + static_cast<std::uint64_t>(*dictoffset));
+  return std::nullopt;
+}
+
+}  // namespace pyebpf::python

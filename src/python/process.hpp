@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "python.h"
+#include "python/discovery.hpp"
+#include "python/memory.hpp"
+#include "python/objects.hpp"
+#include "python/offsets.hpp"
+#include "python/symbolizer.hpp"
+#include "python/thread_names.hpp"
+#include "python/thread_slot.hpp"
+
+namespace pyebpf::python {
+
+// Everything pyebpf knows about one target CPython process: its interpreter
+// binary and version, the offsets row that describes it (checked against the
+// live process before use), the per-process BPF configuration, and the
+// user-space readers that turn BPF records into names.
+class PythonProcess {
+ public:
+  // Discovers and validates; throws pyebpf::Error with a one-line reason.
+  static std::unique_ptr<PythonProcess> attach(pid_t pid, const OffsetsTable& table);
+
+  pid_t pid() const { return memory_.pid(); }
+  const Interpreter& interpreter() const { return interp_; }
+  const OffsetsRow& offsets() const { return offsets_; }
+  const ObjectReader& objects() const { return objects_; }
+  const pyebpf_py_proc& bpf_config() const { return config_; }
+  Symbolizer& symbolizer() { return symbolizer_; }
+  ThreadNames& thread_names() { return thread_names_; }
+  // "CPython 3.11.7 in libpython3.11.so.1.0, offsets row 3.11, thread lookup: TSD slot tp+0x318"
+  std::string describe() const;
+
+  // Live thread states of the main interpreter (bounded walk from user space).
+  std::vector<ThreadStateRef> thread_states(std::size_t max = 4096) const;
+
+ private:
+  PythonProcess(pid_t pid, Interpreter interp, const OffsetsRow& row, TypeAddresses types);
+  void validate_layout() const;
+
+  ProcessMemory memory_;
+  Interpreter interp_;
+  const OffsetsRow& offsets_;
+  ObjectReader objects_;
+  pyebpf_py_proc config_{};
+  Symbolizer symbolizer_;
+  ThreadNames thread_names_;
+};
+
+}  // namespace pyebpf::python

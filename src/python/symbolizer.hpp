@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "python.h"
+#include "python/line_table.hpp"
+#include "python/objects.hpp"
+
+namespace pyebpf::python {
+
+struct FrameInfo {
+  std::string function;  // co_qualname (3.11+) or co_name
+  std::string file;      // co_filename
+  int line = 0;          // executing line; co_firstlineno where the table has none
+};
+
+// Turns (code object address, instruction offset, tag) recorded in BPF into
+// function, file and executing line, reading the code object from the target.
+// Cached per code address; the tag BPF computed from the code header is
+// compared with the cached one, so an address reused by a new code object
+// (exec, reloaded modules) is read again instead of naming the old function.
+class Symbolizer {
+ public:
+  Symbolizer(const ObjectReader& objects, const pyebpf_py_layout& layout, LineTableFormat format);
+
+  FrameInfo resolve(const pyebpf_py_frame& frame);
+  std::size_t cached_code_objects() const { return cache_.size(); }
+  std::uint64_t code_reads() const { return code_reads_; }
+
+ private:
+  struct CodeInfo {
+    bool valid = false;
+    std::uint32_t tag = 0;
+    std::string function;
+    std::string file;
+    int first_line = 0;
+    std::vector<std::uint8_t> line_table;
+    std::unordered_map<std::int32_t, int> lines;  // instruction offset -> line
+  };
+
+  CodeInfo read_code(std::uint64_t addr) const;
+  int line_of(CodeInfo& code, std::int32_t instr) const;
+
+  static constexpr std::size_t kMaxCached = 100'000;
+
+  const ObjectReader& objects_;
+  pyebpf_py_layout layout_;
+  LineTableFormat format_;
+  std::unordered_map<std::uint64_t, CodeInfo> cache_;
+  std::uint64_t code_reads_ = 0;
+};
+
+}  // namespace pyebpf::python

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "python/thread_names.hpp"
+
+#include "util/clock.hpp"
+
+namespace pyebpf::python {
+
+ThreadNames::ThreadNames(const ObjectReader& objects, std::uint64_t interpreter_state_ptr)
+    : objects_(objects), interp_ptr_(interpreter_state_ptr) {}
+
+std::optional<std::uint64_t> ThreadNames::active_dict() {
+  // threading._active is created once at import and never rebound, so its
+  // address is kept; it is re-found only if it stops being a dict.
+  if (active_ && objects_.type_of(*active_) == objects_.types().dict) return active_;
+  active_.reset();
+  const OffsetsRow& off = objects_.offsets();
+  auto interp = objects_.memory().read_u64(interp_ptr_);
+  if (!interp || !*interp) return std::nullopt;
+  auto modules = objects_.memory().read_u64(*interp + off.require("interp.modules"));
+  if (!modules) return std::nullopt;
+  auto threading = objects_.dict_get(*modules, "threading");
+  if (!threading) return std::nullopt;  // not imported (yet): only MainThread exists
+  auto module_dict = objects_.memory().read_u64(*threading + off.require("module.dict"));
+  if (!module_dict) return std::nullopt;
+  active_ = objects_.dict_get(*module_dict, "_active");
+  return active_;
+}
+
+void ThreadNames::refresh() {
+  last_refresh_ns_ = monotonic_ns();
+  auto active = active_dict();
+  if (!active) return;
+  std::unordered_map<std::uint64_t, std::string> fresh;
+  objects_.for_each_dict_item(*active, [&](std::uint64_t key, std::uint64_t thread) {
+    auto ident = objects_.read_int(key);
+    if (!ident) return;
+    auto name_obj = objects_.instance_attr(thread, "_name");
+    if (!name_obj) return;
+    if (auto name = objects_.read_str(*name_obj, 256)) fresh[static_cast<std::uint64_t>(*ident)] = *name;
+  });
+  if (!fresh.empty()) names_ = std::move(fresh);
+}
+
+std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident) {
+  std::uint64_t now = monotonic_ns();
+  auto it = names_.find(thread_ident);
+  bool old = now - last_refresh_ns_ > kMaxAgeNs;
+  if ((it == names_.end() || old) && now - last_refresh_ns_ > kMinRefreshNs) {
+    refresh();
+    it = names_.find(thread_ident);
+  }
+  if (it == names_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace pyebpf::python

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+
+#include "sinks/sink.hpp"
+
+namespace pyebpf::sinks {
+
+// JSON lines to a file descriptor (stdout). Lines are buffered per batch and
+// written on flush(), so `| jq` sees every batch as soon as BPF delivered it
+// without a write(2) per event. EPIPE becomes OutputClosed.
+class JsonLinesSink : public Sink {
+ public:
+  explicit JsonLinesSink(int fd) : fd_(fd) {}
+  ~JsonLinesSink() override;
+
+  void write(const Event& event) override;
+  void flush() override;
+
+ private:
+  static constexpr std::size_t kFlushBytes = 1 << 16;
+  int fd_;
+  std::string buffer_;
+};
+
+}  // namespace pyebpf::sinks
