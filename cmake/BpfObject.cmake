@@ -38,7 +38,7 @@ function(bpf_object name source)
             -I${BPF_VMLINUX_DIR} -I${CMAKE_SOURCE_DIR}/bpf
             -c ${src} -o ${obj}
     COMMAND ${BPFTOOL} gen object ${linked} ${obj}
-    COMMAND ${BPFTOOL} gen skeleton ${linked} name ${name} > ${skel}
+    COMMAND ${BPFTOOL} gen skeleton ${linked} name ${name}_bpf > ${skel}
     DEPENDS ${src} ${bpf_headers}
     COMMENT "BPF ${name}: clang -> bpftool skeleton"
     VERBATIM)

@@ -73,12 +73,10 @@ OffsetsTable OffsetsTable::parse(std::string_view text) {
         row.fields[name] = f.at("offset").get<std::uint32_t>();
         row.members[name] = f.value("member", "");
       }
-      for (const auto& [name, size] : row_json.value("sizes", nlohmann::json::object()).items())
-        row.sizes[name] = size.get<std::uint64_t>();
-      for (const auto& [name, b] : row_json.value("bits", nlohmann::json::object()).items())
+      for (const auto& [name, size] : row_json.at("sizes").items()) row.sizes[name] = size.get<std::uint64_t>();
+      for (const auto& [name, b] : row_json.at("bits").items())
         row.bits[name] = BitField{b.at("bit").get<unsigned>(), b.at("width").get<unsigned>()};
-      for (const auto& [name, c] : row_json.value("constants", nlohmann::json::object()).items())
-        row.constants[name] = c.get<std::int64_t>();
+      for (const auto& [name, c] : row_json.at("constants").items()) row.constants[name] = c.get<std::int64_t>();
       table.rows_.push_back(std::move(row));
     }
   } catch (const nlohmann::json::exception& e) {

@@ -24,9 +24,11 @@ std::string read_comm(pid_t pid, pid_t tid) {
   return *text;
 }
 
-bool process_exists(pid_t pid) {
+bool path_exists(const std::string& path) {
   struct stat st {};
-  return ::stat(("/proc/" + std::to_string(pid)).c_str(), &st) == 0;
+  return ::stat(path.c_str(), &st) == 0;
 }
+
+bool process_exists(pid_t pid) { return path_exists("/proc/" + std::to_string(pid)); }
 
 }  // namespace pyebpf

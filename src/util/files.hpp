@@ -14,6 +14,8 @@ std::optional<std::string> read_text_file(const std::string& path);
 // Kernel name of a thread (/proc/PID/task/TID/comm) without the newline; "" if gone.
 std::string read_comm(pid_t pid, pid_t tid);
 
+bool path_exists(const std::string& path);
+
 // True while /proc/PID exists.
 bool process_exists(pid_t pid);
 

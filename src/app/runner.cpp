@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "app/runner.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "app/registry.hpp"
+#include "app/system_checks.hpp"
+#include "app/targets.hpp"
+#include "bpf/libbpf_log.hpp"
+#include "bpf/shared_maps.hpp"
+#include "pyebpf/error.hpp"
+#include "pyebpf/fd.hpp"
+#include "sinks/json_lines_sink.hpp"
+#include "util/clock.hpp"
+
+namespace pyebpf::app {
+namespace {
+
+// epoll user data: which kind of fd fired, and which one.
+enum class Source : std::uint32_t { Signal, Tick, Target, Tracker };
+
+std::uint64_t tag(Source source, std::uint32_t index) {
+  return (static_cast<std::uint64_t>(source) << 32) | index;
+}
+
+class EventLoop {
+ public:
+  EventLoop() : epoll_(epoll_create1(EPOLL_CLOEXEC)) {
+    if (!epoll_) throw Error(errno_text("epoll_create1", errno));
+  }
+  void add(int fd, Source source, std::uint32_t index) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = tag(source, index);
+    if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev)) throw Error(errno_text("epoll_ctl", errno));
+  }
+  void remove(int fd) { epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr); }
+  int wait(epoll_event* events, int max) {
+    int n = epoll_wait(epoll_.get(), events, max, -1);
+    return n < 0 ? 0 : n;  // EINTR: just loop
+  }
+
+ private:
+  Fd epoll_;
+};
+
+Fd block_and_watch_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  sigprocmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a closed stdout shows up as EPIPE instead
+  Fd fd(signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!fd) throw Error(errno_text("signalfd", errno));
+  return fd;
+}
+
+Fd one_second_ticker() {
+  Fd fd(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+  if (!fd) throw Error(errno_text("timerfd_create", errno));
+  itimerspec spec{{1, 0}, {1, 0}};
+  timerfd_settime(fd.get(), 0, &spec, nullptr);
+  return fd;
+}
+
+void drain_fd(int fd) {
+  char buf[256];
+  while (read(fd, buf, sizeof(buf)) > 0) {
+  }
+}
+
+}  // namespace
+
+int run(const Options& options) {
+  check_system();
+  bpf::install_libbpf_logger();
+  auto trackers = create_trackers(options.enable);  // bad names fail before anything attaches
+
+  Targets targets;
+  targets.attach(options.pids, python::OffsetsTable::embedded());
+  for (const auto& t : targets.all()) spdlog::info("pid {}: {}", t.pid, t.python->describe());
+
+  bpf::SharedMaps shared_maps;
+  for (const auto& t : targets.all()) shared_maps.add_process(t.pid, t.python->bpf_config());
+
+  WallClock clock;
+  sinks::JsonLinesSink stdout_sink(STDOUT_FILENO);
+  trackers::TrackerContext ctx{options, targets, shared_maps, stdout_sink, clock};
+
+  EventLoop loop;
+  Fd signals = block_and_watch_signals();
+  Fd ticker = one_second_ticker();
+  loop.add(signals.get(), Source::Signal, 0);
+  loop.add(ticker.get(), Source::Tick, 0);
+  for (std::uint32_t i = 0; i < targets.all().size(); ++i) loop.add(targets.all()[i].pidfd.get(), Source::Target, i);
+
+  for (std::uint32_t i = 0; i < trackers.size(); ++i) {
+    trackers[i]->start(ctx);
+    for (int fd : trackers[i]->wait_fds()) loop.add(fd, Source::Tracker, i);
+  }
+
+  const std::uint64_t start_ns = monotonic_ns();
+  const std::uint64_t deadline_ns =
+      options.duration_s > 0 ? start_ns + static_cast<std::uint64_t>(options.duration_s * 1e9) : 0;
+  std::string stop_reason;
+  auto consume_all = [&] {
+    for (auto& t : trackers) t->consume();
+    stdout_sink.flush();
+  };
+
+  try {
+    std::uint64_t ticks = 0;
+    while (stop_reason.empty()) {
+      epoll_event events[32];
+      int n = loop.wait(events, 32);
+      for (int i = 0; i < n && stop_reason.empty(); ++i) {
+        auto source = static_cast<Source>(events[i].data.u64 >> 32);
+        auto index = static_cast<std::uint32_t>(events[i].data.u64);
+        switch (source) {
+          case Source::Signal: {
+            signalfd_siginfo info{};
+            if (read(signals.get(), &info, sizeof(info)) == sizeof(info))
+              stop_reason = std::string("received ") + sigabbrev_np(static_cast<int>(info.ssi_signo));
+            break;
+          }
+          case Source::Tick:
+            drain_fd(ticker.get());
+            if (++ticks % 60 == 0) clock.refresh();
+            for (auto& t : trackers) t->tick();
+            if (deadline_ns && monotonic_ns() >= deadline_ns) stop_reason = "duration reached";
+            break;
+          case Source::Target: {
+            // Deliver what BPF captured before the exit, then forget the PID so
+            // a new process reusing it is not profiled by mistake.
+            Target& t = targets.all()[index];
+            consume_all();
+            loop.remove(t.pidfd.get());
+            shared_maps.remove_process(t.pid);
+            t.exited = true;
+            t.exited_after_s = static_cast<double>(monotonic_ns() - start_ns) / 1e9;
+            spdlog::warn("pid {} ({}) exited; {} events captured from it", t.pid, t.comm, t.events);
+            if (targets.alive() == 0) stop_reason = "no target process left";
+            break;
+          }
+          case Source::Tracker:
+            trackers[index]->consume();
+            break;
+        }
+      }
+      stdout_sink.flush();
+    }
+    consume_all();
+  } catch (const sinks::OutputClosed&) {
+    spdlog::debug("stdout closed; stopping");
+    return 0;
+  }
+
+  spdlog::info("stopping: {}", stop_reason);
+  double elapsed = static_cast<double>(monotonic_ns() - start_ns) / 1e9;
+  std::fprintf(stderr, "pyebpf: ran %.1f s (%s)\n", elapsed, stop_reason.c_str());
+  for (auto& t : trackers) std::fprintf(stderr, "pyebpf: %s\n", t->summary().c_str());
+  for (const auto& line : targets.summary_lines()) std::fprintf(stderr, "pyebpf: %s\n", line.c_str());
+  return 0;
+}
+
+}  // namespace pyebpf::app

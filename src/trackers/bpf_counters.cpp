@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "trackers/bpf_counters.hpp"
+
+#include <bpf/bpf.h>
+
+#include <vector>
+
+namespace pyebpf::trackers {
+
+Counters read_counters(const bpf_map* map) {
+  Counters sum{};
+  int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0) return sum;
+  std::vector<std::uint64_t> per_cpu(static_cast<std::size_t>(ncpus));
+  for (std::uint32_t key = 0; key < PYEBPF_CNT_MAX; ++key) {
+    if (bpf_map_lookup_elem(bpf_map__fd(map), &key, per_cpu.data())) continue;
+    for (auto v : per_cpu) sum[key] += v;
+  }
+  return sum;
+}
+
+}  // namespace pyebpf::trackers

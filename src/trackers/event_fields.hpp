@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string_view>
+
+#include "common.h"
+#include "sinks/sink.hpp"
+#include "trackers/tracker.hpp"
+
+namespace pyebpf::trackers {
+
+// The fields every thread-level event starts with, in this order: metric, env,
+// ts, ts_us, pid, tid, container_pid, container_tid, comm, thread_name.
+// thread_name is the threading.Thread name when the thread has one, else the
+// kernel thread name.
+sinks::Event thread_event(std::string_view metric, TrackerContext& ctx, const pyebpf_event_header& hdr);
+
+// "ts" and "ts_us" for a BPF timestamp.
+void add_time(sinks::Event& event, const WallClock& clock, std::uint64_t monotonic_ns,
+              const char* iso_key = "ts", const char* us_key = "ts_us");
+
+// Thread name for (pid, tid, thread ident): Python name if known, else comm.
+std::string thread_name(TrackerContext& ctx, std::uint32_t pid, std::uint64_t thread_ident, std::string_view comm);
+
+}  // namespace pyebpf::trackers
