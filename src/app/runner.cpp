@@ -110,6 +110,10 @@ int run(const Options& options) {
     for (int fd : trackers[i]->wait_fds()) loop.add(fd, Source::Tracker, i);
   }
 
+  std::string names;
+  for (const auto& t : trackers) names += std::string(names.empty() ? "" : ", ") + t->name();
+  spdlog::info("tracing {} process(es) with {}", targets.all().size(), names);
+
   const std::uint64_t start_ns = monotonic_ns();
   const std::uint64_t deadline_ns =
       options.duration_s > 0 ? start_ns + static_cast<std::uint64_t>(options.duration_s * 1e9) : 0;

@@ -44,10 +44,18 @@ void ThreadNames::refresh() {
 std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident) {
   std::uint64_t now = monotonic_ns();
   auto it = names_.find(thread_ident);
-  bool old = now - last_refresh_ns_ > kMaxAgeNs;
-  if ((it == names_.end() || old) && now - last_refresh_ns_ > kMinRefreshNs) {
+  bool want = now - last_refresh_ns_ > kMaxAgeNs;
+  if (it == names_.end()) {
+    auto miss = unnamed_.find(thread_ident);
+    want = want || miss == unnamed_.end() || now - miss->second > kRetryNs;
+  }
+  if (want && now - last_refresh_ns_ > kMinRefreshNs) {
     refresh();
     it = names_.find(thread_ident);
+    if (it == names_.end()) {
+      if (unnamed_.size() > 4096) unnamed_.clear();
+      unnamed_[thread_ident] = now;
+    }
   }
   if (it == names_.end()) return std::nullopt;
   return it->second;

@@ -13,9 +13,10 @@ namespace pyebpf::python {
 // threading.Thread names of a target, read from its memory the way py-spy
 // does: sys.modules['threading']._active maps thread idents (pthread_t, which
 // BPF reports per event) to Thread objects, whose _name is the name. No ptrace,
-// no pause, no py-spy binary. Re-read when an unknown ident shows up (a thread
-// started after attach), at most every kMinRefreshNs, and periodically so
-// renames are seen.
+// no pause, no py-spy binary. Re-read at once when an ident is seen for the
+// first time (a thread started after attach), again for a still-unnamed ident
+// only after kRetryNs (native threads never get a name), and when the names
+// are older than kMaxAgeNs so renames are seen.
 class ThreadNames {
  public:
   ThreadNames(const ObjectReader& objects, std::uint64_t interpreter_state_ptr);
@@ -26,13 +27,15 @@ class ThreadNames {
  private:
   std::optional<std::uint64_t> active_dict();
 
-  static constexpr std::uint64_t kMinRefreshNs = 100'000'000;      // 100 ms
-  static constexpr std::uint64_t kMaxAgeNs = 5'000'000'000;        // 5 s
+  static constexpr std::uint64_t kMinRefreshNs = 2'000'000;      // bounds the cost of bursts of new threads
+  static constexpr std::uint64_t kRetryNs = 1'000'000'000;       // per unnamed ident
+  static constexpr std::uint64_t kMaxAgeNs = 5'000'000'000;
 
   const ObjectReader& objects_;
   std::uint64_t interp_ptr_;  // address of the pointer to the main PyInterpreterState
   std::optional<std::uint64_t> active_;  // threading._active dict, found once
   std::unordered_map<std::uint64_t, std::string> names_;
+  std::unordered_map<std::uint64_t, std::uint64_t> unnamed_;  // ident -> last refresh that missed it
   std::uint64_t last_refresh_ns_ = 0;
 };
 

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "harness.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <regex>
+
+namespace pyebpf::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string pyenv_root() {
+  if (const char* env = std::getenv("PYENV_ROOT")) return env;
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/root") + "/.pyenv";
+}
+
+int remaining_ms(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return left < 0 ? 0 : static_cast<int>(left);
+}
+
+void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+// Appends what is readable on fd to buf; returns false on EOF.
+bool read_into(int fd, std::string& buf) {
+  char chunk[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, chunk, sizeof(chunk));
+    if (n > 0) {
+      buf.append(chunk, static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n == 0) return false;
+    return errno == EAGAIN || errno == EINTR;
+  }
+}
+
+}  // namespace
+
+std::vector<PythonBuild> test_pythons(int min_minor, int max_minor) {
+  std::vector<PythonBuild> out;
+  static const std::regex plain(R"(3\.(\d+)\.(\d+))");
+  std::vector<fs::path> dirs;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(pyenv_root() + "/versions", ec)) dirs.push_back(entry.path());
+  std::sort(dirs.begin(), dirs.end());
+  for (const auto& dir : dirs) {
+    std::smatch m;
+    std::string name = dir.filename().string();
+    if (!std::regex_match(name, m, plain)) continue;
+    int minor = std::stoi(m[1].str());
+    if (minor < min_minor || minor > max_minor) continue;
+    std::string exe = (dir / "bin" / ("python3." + m[1].str())).string();
+    if (fs::exists(exe)) out.push_back({"pyenv-" + name, exe, minor});
+  }
+  if (11 >= min_minor && 11 <= max_minor && fs::exists("/usr/bin/python3.11"))
+    out.push_back({"debian-3.11", "/usr/bin/python3.11", 11});
+  return out;
+}
+
+std::string build_test_name(const PythonBuild& build) {
+  std::string name = build.label;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+std::string workload_path(const std::string& name) { return std::string(PYEBPF_WORKLOADS_DIR) + "/" + name; }
+std::string pyebpf_binary() { return PYEBPF_BINARY; }
+
+Child::Child(const std::vector<std::string>& argv, bool capture_stderr) {
+  int in[2], out[2], err[2];
+  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) throw std::runtime_error("pipe");
+  pid_ = fork();
+  if (pid_ == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    if (capture_stderr) dup2(err[1], 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  ::close(err[1]);
+  in_ = in[1];
+  out_ = out[0];
+  err_ = err[0];
+  set_nonblocking(out_);
+  set_nonblocking(err_);
+}
+
+Child::~Child() {
+  if (!status_ && pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  for (int fd : {in_, out_, err_}) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+void Child::pump_stderr(int timeout_ms) {
+  pollfd p{err_, POLLIN, 0};
+  if (err_ >= 0 && poll(&p, 1, timeout_ms) > 0 && !read_into(err_, err_buf_)) {
+    ::close(err_);
+    err_ = -1;
+  }
+}
+
+std::optional<std::string> Child::read_line(std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  for (;;) {
+    auto nl = out_buf_.find('\n');
+    if (nl != std::string::npos) {
+      std::string line = out_buf_.substr(0, nl);
+      out_buf_.erase(0, nl + 1);
+      return line;
+    }
+    if (out_eof_ || out_ < 0) return std::nullopt;
+    pollfd fds[2] = {{out_, POLLIN, 0}, {err_, POLLIN, 0}};
+    int n = poll(fds, err_ >= 0 ? 2 : 1, std::min(remaining_ms(deadline), 200));
+    if (n > 0 && (fds[0].revents & (POLLIN | POLLHUP)) && !read_into(out_, out_buf_)) out_eof_ = true;
+    if (err_ >= 0 && n > 0 && (fds[1].revents & (POLLIN | POLLHUP)) && !read_into(err_, err_buf_)) {
+      ::close(err_);
+      err_ = -1;
+    }
+    if (remaining_ms(deadline) == 0 && out_buf_.find('\n') == std::string::npos) return std::nullopt;
+  }
+}
+
+std::optional<std::string> Child::wait_for_line(const std::string& prefix, std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (remaining_ms(deadline) > 0) {
+    auto line = read_line(std::chrono::milliseconds(remaining_ms(deadline)));
+    if (!line) return std::nullopt;
+    if (line->rfind(prefix, 0) == 0) return line->substr(prefix.size());
+  }
+  return std::nullopt;
+}
+
+bool Child::wait_for_stderr(const std::string& needle, std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  for (;;) {
+    if (err_buf_.find(needle) != std::string::npos) return true;
+    if (err_ < 0 || remaining_ms(deadline) == 0) return false;
+    // Keep stdout flowing too, so a chatty child never blocks on a full pipe.
+    if (out_ >= 0 && !out_eof_ && !read_into(out_, out_buf_)) out_eof_ = true;
+    pump_stderr(std::min(remaining_ms(deadline), 100));
+  }
+}
+
+void Child::write_line(const std::string& line) {
+  std::string data = line + "\n";
+  if (::write(in_, data.data(), data.size()) != static_cast<ssize_t>(data.size()))
+    ADD_FAILURE() << "cannot write to child " << pid_;
+}
+
+void Child::close_stdout() {
+  if (out_ >= 0) ::close(out_);
+  out_ = -1;
+}
+
+void Child::signal(int sig) {
+  if (!status_) ::kill(pid_, sig);
+}
+
+std::optional<int> Child::wait(std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (!status_) {
+    int st = 0;
+    pid_t r = waitpid(pid_, &st, WNOHANG);
+    if (r == pid_) {
+      status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      break;
+    }
+    if (remaining_ms(deadline) == 0) return std::nullopt;
+    // Drain both pipes meanwhile so the child cannot block on a full pipe.
+    if (out_ >= 0 && !out_eof_ && !read_into(out_, out_buf_)) out_eof_ = true;
+    pump_stderr(20);
+  }
+  return status_;
+}
+
+std::vector<std::string> Child::drain_stdout_lines(std::chrono::milliseconds timeout) {
+  std::vector<std::string> lines;
+  while (auto line = read_line(timeout)) lines.push_back(*line);
+  return lines;
+}
+
+const std::string& Child::stderr_text() {
+  // After exit, read to EOF (bounded: a grandchild could hold the pipe open).
+  for (int i = 0; err_ >= 0 && i < (status_ ? 50 : 1); ++i) pump_stderr(status_ ? 100 : 0);
+  return err_buf_;
+}
+
+Workload::Workload(const PythonBuild& python, const std::string& script, const std::vector<std::string>& args)
+    : child_([&] {
+        std::vector<std::string> argv{python.path, "-u", workload_path(script)};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return argv;
+      }()) {
+  auto line = child_.wait_for_line("READY ", std::chrono::seconds(30));
+  if (!line) throw std::runtime_error("workload " + script + " never became ready: " + child_.stderr_text());
+  ready_ = Json::parse(*line);
+}
+
+Json Workload::result(std::chrono::milliseconds timeout) {
+  auto line = child_.wait_for_line("RESULT ", timeout);
+  if (!line) throw std::runtime_error("workload gave no RESULT: " + child_.stderr_text());
+  return Json::parse(*line);
+}
+
+Pyebpf::Pyebpf(const std::vector<std::string>& args)
+    : child_([&] {
+        std::vector<std::string> argv{pyebpf_binary()};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return argv;
+      }()) {}
+
+void Pyebpf::wait_ready(std::chrono::milliseconds timeout) {
+  if (!child_.wait_for_stderr("pyebpf: info: tracing", timeout))
+    FAIL() << "pyebpf did not start tracing; stderr:\n" << child_.stderr_text();
+}
+
+void Pyebpf::collect(std::chrono::milliseconds timeout) {
+  auto st = child_.wait(timeout);
+  if (!st) {
+    child_.signal(SIGKILL);
+    st = child_.wait(std::chrono::seconds(5));
+    ADD_FAILURE() << "pyebpf did not exit in time";
+  }
+  status_ = st;
+  for (const auto& line : child_.drain_stdout_lines(std::chrono::milliseconds(100))) {
+    auto j = Json::parse(line, nullptr, false);
+    if (j.is_discarded()) {
+      ADD_FAILURE() << "pyebpf printed a line that is not JSON: " << line;
+      continue;
+    }
+    events_.push_back(std::move(j));
+  }
+}
+
+void Pyebpf::stop() {
+  child_.signal(SIGINT);
+  collect(std::chrono::seconds(30));
+}
+
+void Pyebpf::wait_exit(std::chrono::milliseconds timeout) { collect(timeout); }
+
+std::vector<Json> Pyebpf::events(const std::string& metric) const {
+  std::vector<Json> out;
+  for (const auto& e : events_) {
+    if (e.value("metric", "") == metric) out.push_back(e);
+  }
+  return out;
+}
+
+RunResult run_pyebpf(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
+  std::vector<std::string> argv{pyebpf_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Child child(argv);
+  RunResult r;
+  auto st = child.wait(timeout);
+  if (!st) {
+    child.signal(SIGKILL);
+    st = child.wait(std::chrono::seconds(5));
+  }
+  r.status = st.value_or(-1);
+  for (const auto& line : child.drain_stdout_lines(std::chrono::milliseconds(100))) r.out += line + "\n";
+  r.err = child.stderr_text();
+  return r;
+}
+
+}  // namespace pyebpf::e2e

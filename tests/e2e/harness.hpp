@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// End-to-end test harness: real Python processes (workloads that measure
+// their own ground truth) and the real pyebpf binary, both as child processes.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pyebpf::e2e {
+
+using Json = nlohmann::json;
+
+// An interpreter the suites run against.
+struct PythonBuild {
+  std::string label;  // "pyenv-3.11.7", "debian-3.11.2"
+  std::string path;   // the python executable
+  int minor = 0;      // 3.<minor>
+};
+
+// The interpreters present on this machine among those pyebpf supports,
+// restricted to minors in [min_minor, max_minor]. Prints the list once.
+std::vector<PythonBuild> test_pythons(int min_minor = 8, int max_minor = 13);
+// Supported interpreters the machine has but test_pythons() could not use.
+std::vector<std::string> skipped_pythons();
+
+// gtest parameter name: "pyenv_3_11_7".
+std::string build_test_name(const PythonBuild& build);
+
+std::string workload_path(const std::string& name);  // tests/workloads/<name>
+std::string pyebpf_binary();
+
+// A child process with its stdin/stdout/stderr on pipes.
+class Child {
+ public:
+  Child(const std::vector<std::string>& argv, bool capture_stderr = true);
+  Child(Child&&) = delete;
+  ~Child();  // kills the child if still running
+
+  pid_t pid() const { return pid_; }
+  // Next stdout line, or nullopt on EOF/timeout.
+  std::optional<std::string> read_line(std::chrono::milliseconds timeout);
+  // Reads stdout lines until one starts with `prefix`; returns the rest of it.
+  std::optional<std::string> wait_for_line(const std::string& prefix, std::chrono::milliseconds timeout);
+  // Reads stderr until it contains `needle`.
+  bool wait_for_stderr(const std::string& needle, std::chrono::milliseconds timeout);
+  void write_line(const std::string& line);
+  void close_stdout();  // parent stops reading (simulates `| head`)
+  void signal(int sig);
+  // Waits for exit; returns the exit status (128+sig if killed), nullopt on timeout.
+  std::optional<int> wait(std::chrono::milliseconds timeout);
+  // Everything read so far (stdout lines not consumed by read_line, and stderr).
+  std::vector<std::string> drain_stdout_lines(std::chrono::milliseconds timeout);
+  const std::string& stderr_text();
+
+ private:
+  void pump_stderr(int timeout_ms);
+  pid_t pid_ = -1;
+  int in_ = -1, out_ = -1, err_ = -1;
+  std::string out_buf_, err_buf_;
+  bool out_eof_ = false;
+  std::optional<int> status_;
+};
+
+// A workload: `python <workload> <args>` printing "READY {json}", then on
+// "GO" running its scenario and printing "RESULT {json}".
+class Workload {
+ public:
+  Workload(const PythonBuild& python, const std::string& script, const std::vector<std::string>& args = {});
+  pid_t pid() const { return child_.pid(); }
+  const Json& ready() const { return ready_; }
+  void go() { child_.write_line("GO"); }
+  Json result(std::chrono::milliseconds timeout = std::chrono::seconds(60));
+  Child& child() { return child_; }
+
+ private:
+  Child child_;
+  Json ready_;
+};
+
+// pyebpf attached to some PIDs; start() returns once it says it is tracing.
+class Pyebpf {
+ public:
+  explicit Pyebpf(const std::vector<std::string>& args);
+  // Blocks until pyebpf reports it is tracing (or fails the test).
+  void wait_ready(std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  // Sends SIGINT, waits for exit, parses every stdout line as JSON.
+  void stop();
+  // Waits for pyebpf to exit by itself (duration, targets gone).
+  void wait_exit(std::chrono::milliseconds timeout);
+
+  int exit_status() const { return status_.value_or(-1); }
+  const std::vector<Json>& events() const { return events_; }
+  std::vector<Json> events(const std::string& metric) const;
+  const std::string& stderr_text() { return child_.stderr_text(); }
+  Child& child() { return child_; }
+
+ private:
+  void collect(std::chrono::milliseconds timeout);
+  Child child_;
+  std::vector<Json> events_;
+  std::optional<int> status_;
+};
+
+// Runs pyebpf to completion (for error cases): exit status and stderr.
+struct RunResult {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+RunResult run_pyebpf(const std::vector<std::string>& args, std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+}  // namespace pyebpf::e2e

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+// py_stack end to end: real interpreters, real workloads, real BPF.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <map>
+
+#include "harness.hpp"
+
+namespace pyebpf::e2e {
+namespace {
+
+using namespace std::chrono_literals;
+
+class PyStackE2E : public ::testing::TestWithParam<PythonBuild> {
+ protected:
+  // Starts pyebpf on the workload, lets the workload run its scenario, stops
+  // pyebpf once the workload reported its ground truth.
+  Json profile(Workload& workload, Pyebpf& pyebpf) {
+    pyebpf.wait_ready();
+    workload.go();
+    Json result = workload.result();
+    pyebpf.stop();
+    EXPECT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+    return result;
+  }
+  std::vector<std::string> args(pid_t pid, std::vector<std::string> extra = {}) {
+    std::vector<std::string> a{"-p", std::to_string(pid), "-e", "e2e", "--enable", "py_stack"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+};
+
+std::vector<Json> of_tid(const std::vector<Json>& events, long tid) {
+  std::vector<Json> out;
+  for (const auto& e : events) {
+    if (e.at("tid").get<long>() == tid) out.push_back(e);
+  }
+  return out;
+}
+
+TEST_P(PyStackE2E, FunctionSharesMatchMeasuredCpuTime) {
+  Workload workload(GetParam(), "cpu_shares.py", {"4"});
+  Pyebpf pyebpf(args(workload.pid(), {"--pystack-frequency", "499"}));
+  Json truth = profile(workload, pyebpf);
+
+  auto samples = of_tid(pyebpf.events("py_stack"), truth.at("tid").get<long>());
+  std::map<std::string, double> hits;
+  double total = 0;
+  for (const auto& e : samples) {
+    const std::string stack = e.at("stack");
+    for (const char* f : {"func_a", "func_b", "func_c"}) {
+      if (stack.find(std::string(f) + " (") != std::string::npos) {
+        hits[f] += 1;
+        total += 1;
+      }
+    }
+  }
+  ASSERT_GT(total, 500) << "too few samples to judge proportions";
+  for (const auto& [name, share] : truth.at("shares").items()) {
+    double measured = hits[name] / total;
+    EXPECT_NEAR(measured, share.get<double>(), 0.05) << name << ": pyebpf " << measured << " vs workload " << share;
+  }
+}
+
+TEST_P(PyStackE2E, StackIsRootFirstWithExecutingLines) {
+  Workload workload(GetParam(), "known_lines.py", {"2"});
+  Pyebpf pyebpf(args(workload.pid()));
+  Json truth = profile(workload, pyebpf);
+
+  const std::string file = truth.at("file");
+  const auto& lines = truth.at("lines");
+  auto frame = [&](const char* func, const char* marker) {
+    return std::string(func) + " (" + file + ":" + std::to_string(lines.at(marker).get<int>()) + ")";
+  };
+  const std::string expected_tail = frame("<module>", "call_outer") + ";" + frame("outer", "call_middle") + ";" +
+                                    frame("middle", "call_inner") + ";" + frame("inner", "spin");
+  auto samples = of_tid(pyebpf.events("py_stack"), truth.at("tid").get<long>());
+  ASSERT_GT(samples.size(), 50u);
+  std::size_t matching = 0;
+  for (const auto& e : samples) {
+    const std::string stack = e.at("stack");
+    if (stack == expected_tail) {
+      ++matching;
+      EXPECT_EQ(e.at("leaf_func"), "inner");
+      EXPECT_EQ(e.at("leaf_line"), lines.at("spin").get<int>());
+      EXPECT_EQ(e.at("stack_depth"), 4);
+      EXPECT_EQ(e.at("truncated"), false);
+    }
+  }
+  // Samples land either in the spin line or, rarely, while a call is being set up.
+  EXPECT_GE(matching, samples.size() * 9 / 10) << "example stack: " << samples.front().at("stack");
+}
+
+TEST_P(PyStackE2E, ThreadsStartedAfterAttachAreSampledWithTheirNames) {
+  Workload workload(GetParam(), "threads.py", {"3"});
+  Pyebpf pyebpf(args(workload.pid()));
+  Json truth = profile(workload, pyebpf);
+
+  auto events = pyebpf.events("py_stack");
+  ASSERT_EQ(truth.at("threads").size(), 3u);
+  for (const auto& t : truth.at("threads")) {
+    auto samples = of_tid(events, t.at("native_id").get<long>());
+    ASSERT_GT(samples.size(), 5u) << "no samples for thread " << t.at("name");
+    // Once the thread runs its target it is registered in threading._active,
+    // so every sample from then on must carry its Python name.
+    std::size_t in_target = 0, named = 0;
+    for (const auto& e : samples) {
+      if (e.at("stack").get<std::string>().find("named_work (") == std::string::npos) continue;
+      ++in_target;
+      named += e.at("thread_name") == t.at("name");
+      if (e.at("thread_name") != t.at("name")) ADD_FAILURE() << "reported as " << e.at("thread_name");
+    }
+    EXPECT_GT(in_target, samples.size() * 9 / 10);
+    EXPECT_EQ(named, in_target) << "thread " << t.at("name");
+  }
+}
+
+TEST_P(PyStackE2E, DeepRecursionIsCutAtTheLimitAndMarkedTruncated) {
+  Workload workload(GetParam(), "recursion.py", {"3"});
+  Pyebpf pyebpf(args(workload.pid()));
+  Json truth = profile(workload, pyebpf);
+
+  auto events = pyebpf.events("py_stack");
+  auto deep = of_tid(events, truth.at("threads").at("Deep150").get<long>());
+  auto shallow = of_tid(events, truth.at("threads").at("Deep100").get<long>());
+  ASSERT_GT(deep.size(), 10u);
+  ASSERT_GT(shallow.size(), 10u);
+  auto count = [](const std::string& stack, const std::string& needle) {
+    std::size_t n = 0;
+    for (auto pos = stack.find(needle); pos != std::string::npos; pos = stack.find(needle, pos + 1)) ++n;
+    return n;
+  };
+  for (const auto& e : deep) {
+    EXPECT_EQ(e.at("stack_depth"), 128);
+    EXPECT_EQ(e.at("truncated"), true);
+    EXPECT_EQ(e.at("leaf_func"), "burn_cpu");
+  }
+  for (const auto& e : shallow) {
+    EXPECT_EQ(e.at("truncated"), false);
+    EXPECT_EQ(count(e.at("stack"), "recurse ("), 100u);
+    EXPECT_EQ(e.at("stack").get<std::string>().rfind("Thread._bootstrap (", 0), 0u) << "root frame comes first";
+  }
+}
+
+TEST_P(PyStackE2E, NonAsciiNamesAndPathsDecode) {
+  Workload workload(GetParam(), "unicode_names.py", {"2"});
+  Pyebpf pyebpf(args(workload.pid()));
+  Json truth = profile(workload, pyebpf);
+
+  auto samples = of_tid(pyebpf.events("py_stack"), truth.at("tid").get<long>());
+  ASSERT_GT(samples.size(), 20u);
+  const std::string file = truth.at("file");
+  std::size_t found = 0;
+  for (const auto& e : samples) {
+    const std::string stack = e.at("stack");
+    found += stack.find("計算する (" + file + ":") != std::string::npos &&
+             stack.find("función (" + file + ":") != std::string::npos;
+  }
+  EXPECT_GE(found, samples.size() * 9 / 10) << "example: " << samples.front().at("stack");
+}
+
+TEST_P(PyStackE2E, TargetExitingIsFlushedAndEndsTheRun) {
+  Workload workload(GetParam(), "exits.py", {"1.5"});
+  Pyebpf pyebpf(args(workload.pid()));
+  pyebpf.wait_ready();
+  workload.go();
+  pyebpf.wait_exit(30s);
+  EXPECT_EQ(pyebpf.exit_status(), 0);
+  EXPECT_GT(pyebpf.events("py_stack").size(), 50u);
+  EXPECT_NE(pyebpf.stderr_text().find("pid " + std::to_string(workload.pid()) + " (") , std::string::npos);
+  EXPECT_NE(pyebpf.stderr_text().find("exited"), std::string::npos) << pyebpf.stderr_text();
+}
+
+TEST_P(PyStackE2E, OtherTargetsGoOnWhenOneExits) {
+  Workload leaving(GetParam(), "exits.py", {"1"});
+  Workload staying(GetParam(), "cpu_shares.py", {"3"});
+  Pyebpf pyebpf({"-p", std::to_string(leaving.pid()), std::to_string(staying.pid()), "-e", "e2e"});
+  pyebpf.wait_ready();
+  leaving.go();
+  staying.go();
+  ASSERT_TRUE(pyebpf.child().wait_for_stderr("exited", 30s));
+  auto exited_at = std::chrono::steady_clock::now();
+  staying.result();
+  EXPECT_GT(std::chrono::steady_clock::now() - exited_at, 1s);
+  pyebpf.stop();
+  EXPECT_EQ(pyebpf.exit_status(), 0);
+  std::size_t from_leaving = 0, from_staying = 0;
+  for (const auto& e : pyebpf.events("py_stack")) {
+    from_leaving += e.at("pid") == leaving.pid();
+    from_staying += e.at("pid") == staying.pid();
+  }
+  EXPECT_GT(from_leaving, 20u);
+  EXPECT_GT(from_staying, 150u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Pythons, PyStackE2E, ::testing::ValuesIn(test_pythons(11, 11)),
+                         [](const auto& info) { return build_test_name(info.param); });
+
+}  // namespace
+}  // namespace pyebpf::e2e
