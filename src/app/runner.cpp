@@ -26,7 +26,7 @@ namespace pyebpf::app {
 namespace {
 
 // epoll user data: which kind of fd fired, and which one.
-enum class Source : std::uint32_t { Signal, Tick, Target, Tracker };
+enum class Source : std::uint32_t { Signal, Tick, Deadline, Target, Tracker };
 
 std::uint64_t tag(Source source, std::uint32_t index) {
   return (static_cast<std::uint64_t>(source) << 32) | index;
@@ -66,10 +66,12 @@ Fd block_and_watch_signals() {
   return fd;
 }
 
-Fd one_second_ticker() {
+// A timerfd firing after `first_s` seconds, then every `interval_s` (0: once).
+Fd timer(double first_s, long interval_s) {
   Fd fd(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
   if (!fd) throw Error(errno_text("timerfd_create", errno));
-  itimerspec spec{{1, 0}, {1, 0}};
+  auto first_ns = static_cast<long long>(first_s * 1e9);
+  itimerspec spec{{interval_s, 0}, {static_cast<time_t>(first_ns / 1'000'000'000), static_cast<long>(first_ns % 1'000'000'000)}};
   timerfd_settime(fd.get(), 0, &spec, nullptr);
   return fd;
 }
@@ -100,7 +102,7 @@ int run(const Options& options) {
 
   EventLoop loop;
   Fd signals = block_and_watch_signals();
-  Fd ticker = one_second_ticker();
+  Fd ticker = timer(1, 1);
   loop.add(signals.get(), Source::Signal, 0);
   loop.add(ticker.get(), Source::Tick, 0);
   for (std::uint32_t i = 0; i < targets.all().size(); ++i) loop.add(targets.all()[i].pidfd.get(), Source::Target, i);
@@ -115,8 +117,11 @@ int run(const Options& options) {
   spdlog::info("tracing {} process(es) with {}", targets.all().size(), names);
 
   const std::uint64_t start_ns = monotonic_ns();
-  const std::uint64_t deadline_ns =
-      options.duration_s > 0 ? start_ns + static_cast<std::uint64_t>(options.duration_s * 1e9) : 0;
+  Fd deadline;
+  if (options.duration_s > 0) {
+    deadline = timer(options.duration_s, 0);
+    loop.add(deadline.get(), Source::Deadline, 0);
+  }
   std::string stop_reason;
   auto consume_all = [&] {
     for (auto& t : trackers) t->consume();
@@ -142,7 +147,9 @@ int run(const Options& options) {
             drain_fd(ticker.get());
             if (++ticks % 60 == 0) clock.refresh();
             for (auto& t : trackers) t->tick();
-            if (deadline_ns && monotonic_ns() >= deadline_ns) stop_reason = "duration reached";
+            break;
+          case Source::Deadline:
+            stop_reason = "duration reached";
             break;
           case Source::Target: {
             // Deliver what BPF captured before the exit, then forget the PID so

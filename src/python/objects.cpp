@@ -232,10 +232,12 @@ std::optional<std::uint64_t> ObjectReader::instance_attr(std::uint64_t obj, cons
       return from_dict_pointer(obj - 3 * 8);  // _PyObject_ManagedDictPointer
     }
     if (minor == 12) {
-      // 3.12: one PyDictOrValues word at obj[-3]; low bit set means values.
+      // 3.12: one PyDictOrValues word at obj[-3]. Values are stored as
+      // (char *)values - 1, so an odd word means values at word + 1
+      // (Include/internal/pycore_object.h _PyDictOrValues_GetValues).
       auto dorv = memory_.read_u64(obj - 3 * 8);
       if (!dorv || !*dorv) return std::nullopt;
-      if (*dorv & 1) return from_values(*dorv - 1);
+      if (*dorv & 1) return from_values(*dorv + 1);
       return dict_get(*dorv, name);
     }
     // 3.11: dict pointer at obj[-3], values pointer at obj[-4].
