@@ -18,6 +18,11 @@ struct Options {
   int verbosity = 0;                // -v debug, -vv trace (libbpf and verifier output)
 
   unsigned pystack_frequency = 99;  // Hz
+
+  // tcp_connect, tcp_accept, tcp_loss
+  std::string net_scope = "targets";  // "targets": sockets of the target processes; "host": all
+  std::string loss_filter_ip;         // tcp_loss: only events with this address at either end
+  unsigned loss_rate_limit = 1000;    // tcp_loss events per second (all CPUs), 0: unlimited
 };
 
 }  // namespace pyebpf::app

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "trackers/tcp_session.hpp"
+
+#include <bpf/btf.h>
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "pyebpf/error.hpp"
+#include "tcp.skel.h"
+#include "trackers/event_fields.hpp"
+#include "trackers/tcp_format.hpp"
+
+namespace pyebpf::trackers {
+namespace {
+
+constexpr std::uint32_t kOwnersTargets = 65536;
+constexpr std::uint32_t kOwnersHost = 262144;
+
+struct BtfDeleter {
+  void operator()(btf* b) const noexcept { btf__free(b); }
+};
+
+// What the running kernel offers, from its BTF: which tracepoints exist
+// (btf_trace_<name> typedefs) and how many arguments each passes.
+class KernelTracepoints {
+ public:
+  KernelTracepoints() : btf_(btf__load_vmlinux_btf()) {
+    if (!btf_) throw Error(errno_text("tcp: load kernel BTF (/sys/kernel/btf/vmlinux)", errno), "pyebpf needs a kernel with BTF");
+  }
+  bool exists(const std::string& tp) const { return proto(tp) != nullptr; }
+  // Arguments of the tracepoint, without the leading `void *` context.
+  int args(const std::string& tp) const {
+    const btf_type* t = proto(tp);
+    return t ? static_cast<int>(btf_vlen(t)) - 1 : -1;
+  }
+  // Names of an enum's values, indexed by value, without `prefix`.
+  std::vector<std::string> enum_names(const char* name, const std::string& prefix) const {
+    std::vector<std::string> out;
+    int id = btf__find_by_name_kind(btf_.get(), name, BTF_KIND_ENUM);
+    if (id < 0) return out;
+    const btf_type* t = btf__type_by_id(btf_.get(), static_cast<__u32>(id));
+    const struct btf_enum* e = btf_enum(t);
+    for (int i = 0; i < btf_vlen(t); ++i) {
+      std::string n = btf__name_by_offset(btf_.get(), e[i].name_off);
+      if (n.rfind(prefix, 0) == 0) n = n.substr(prefix.size());
+      auto value = static_cast<std::size_t>(e[i].val);
+      if (value > 4096) continue;
+      if (out.size() <= value) out.resize(value + 1);
+      out[value] = n;
+    }
+    return out;
+  }
+
+ private:
+  const btf_type* proto(const std::string& tp) const {
+    int id = btf__find_by_name_kind(btf_.get(), ("btf_trace_" + tp).c_str(), BTF_KIND_TYPEDEF);
+    if (id < 0) return nullptr;
+    const btf_type* t = btf__type_by_id(btf_.get(), static_cast<__u32>(id));
+    t = btf__type_by_id(btf_.get(), t->type);  // pointer
+    if (!t || !btf_is_ptr(t)) return nullptr;
+    t = btf__type_by_id(btf_.get(), t->type);
+    return t && btf_is_func_proto(t) ? t : nullptr;
+  }
+  std::unique_ptr<btf, BtfDeleter> btf_;
+};
+
+// Address of a kernel function from /proc/kallsyms; 0 if absent or hidden
+// (kptr_restrict shows zeros to readers without CAP_SYSLOG).
+std::uint64_t kallsyms_address(const std::string& symbol) {
+  std::ifstream in("/proc/kallsyms");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string addr, type, name;
+    if (!(fields >> addr >> type >> name) || name != symbol) continue;
+    if (type != "t" && type != "T") continue;
+    return std::stoull(addr, nullptr, 16);
+  }
+  return 0;
+}
+
+std::weak_ptr<TcpSession>& current_session() {
+  static std::weak_ptr<TcpSession> session;
+  return session;
+}
+
+}  // namespace
+
+void TcpSession::SkelDeleter::operator()(tcp_bpf* skel) const noexcept { tcp_bpf__destroy(skel); }
+
+TcpSession::TcpSession() = default;
+TcpSession::~TcpSession() = default;
+
+std::shared_ptr<TcpSession> TcpSession::acquire() {
+  auto& weak = current_session();
+  if (auto existing = weak.lock()) return existing;
+  std::shared_ptr<TcpSession> session(new TcpSession());
+  weak = session;
+  return session;
+}
+
+void TcpSession::want(Kind kind) { wanted_[static_cast<int>(kind)] = true; }
+void TcpSession::on_connect(std::function<void(const pyebpf_tcp_connect_event&)> h) { connect_handler_ = std::move(h); }
+void TcpSession::on_accept(std::function<void(const pyebpf_tcp_accept_event&)> h) { accept_handler_ = std::move(h); }
+void TcpSession::on_loss(std::function<void(const pyebpf_tcp_loss_event&)> h) { loss_handler_ = std::move(h); }
+
+void TcpSession::configure_hooks(bool connect, bool accept, bool loss) {
+  KernelTracepoints kernel;
+  auto* p = &skel_->progs;
+  for (const char* required : {"inet_sock_set_state", "tcp_destroy_sock", "sys_exit"}) {
+    if (!kernel.exists(required))
+      throw Error(std::string("tcp: the kernel has no tracepoint ") + required, "the TCP trackers need Linux >= 5.8");
+  }
+  // Owners of accepted sockets matter to tcp_loss too, so accept() is hooked for either.
+  bpf_program__set_autoload(p->tcp_accept_exit, accept || loss);
+  bool synack = (accept || loss) && kernel.exists("tcp_retransmit_synack");
+  bpf_program__set_autoload(p->tcp_retransmit_synack, synack);
+  if ((accept || loss) && !synack) spdlog::warn("tcp: no tracepoint tcp_retransmit_synack: SYN-ACK retransmits not seen");
+
+  auto optional_loss_hook = [&](bpf_program* prog, const char* tp, const char* lost) {
+    bool ok = loss && kernel.exists(tp);
+    bpf_program__set_autoload(prog, ok);
+    if (loss && !ok) spdlog::warn("tcp_loss: no tracepoint {} in this kernel: {} not reported", tp, lost);
+    return ok;
+  };
+  optional_loss_hook(p->tcp_retransmit, "tcp_retransmit_skb", "retransmit events");
+  optional_loss_hook(p->tcp_send_reset, "tcp_send_reset", "send_rst events");
+  optional_loss_hook(p->tcp_receive_reset, "tcp_receive_reset", "recv_rst events");
+  loss_state_hooked_ = optional_loss_hook(p->tcp_cong_state, "tcp_cong_state_set", "loss and recovery events");
+
+  std::uint64_t write_timer = loss ? kallsyms_address("tcp_write_timer") : 0;
+  zero_window_hooked_ = loss && write_timer && kernel.exists("timer_expire_entry") && kernel.exists("timer_expire_exit");
+  bpf_program__set_autoload(p->tcp_timer_entry, zero_window_hooked_);
+  bpf_program__set_autoload(p->tcp_timer_exit, zero_window_hooked_);
+  if (loss && !zero_window_hooked_)
+    spdlog::warn("tcp_loss: tcp_write_timer not found in /proc/kallsyms (kptr_restrict?): zero_window not reported");
+
+  auto* ro = skel_->rodata;
+  ro->targ_connect = connect;
+  ro->targ_accept = accept;
+  ro->targ_loss = loss;
+  ro->targ_retrans_err = kernel.args("tcp_retransmit_skb") >= 3;
+  ro->targ_rst_reason = kernel.args("tcp_send_reset") >= 3;
+  ro->targ_tcp_write_timer = write_timer;
+  if (ro->targ_rst_reason) rst_reasons_ = kernel.enum_names("sk_rst_reason", "SK_RST_REASON_");
+}
+
+void TcpSession::start(TrackerContext& ctx) {
+  if (started_) return;
+  started_ = true;
+  const auto& o = ctx.options;
+  const bool connect = wanted_[static_cast<int>(Kind::Connect)];
+  const bool accept = wanted_[static_cast<int>(Kind::Accept)];
+  const bool loss = wanted_[static_cast<int>(Kind::Loss)];
+
+  skel_.reset(tcp_bpf__open());
+  if (!skel_) throw Error(errno_text("tcp: open BPF object", errno));
+  configure_hooks(connect, accept, loss);
+  auto* ro = skel_->rodata;
+  ro->targ_host_scope = o.net_scope == "host";
+  ro->targ_loss_rate = o.loss_rate_limit;
+  if (!o.loss_filter_ip.empty()) {
+    auto ip = tcp::parse_filter_ip(o.loss_filter_ip);
+    if (!ip) throw Error("--loss-filter-ip: '" + o.loss_filter_ip + "' is not an IPv4 or IPv6 address");
+    ro->filter_ip_set = true;
+    for (std::size_t i = 0; i < ip->size(); ++i) ro->filter_ip[i] = (*ip)[i];
+  }
+  bpf_map__set_max_entries(skel_->maps.owners, ro->targ_host_scope ? kOwnersHost : kOwnersTargets);
+  ctx.shared_maps.reuse_in(skel_->obj);
+  if (int err = tcp_bpf__load(skel_.get()))
+    throw Error(errno_text("tcp: load BPF object", -err), "run with -vv to see the verifier log");
+  attach_all();
+  events_.emplace(skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "tcp");
+  spdlog::info("tcp: reporting {}", ro->targ_host_scope ? "every TCP socket on the host (--net-scope host)"
+                                                        : "sockets of the target processes");
+}
+
+void TcpSession::attach_all() {
+  std::string attached;
+  bpf_program* prog;
+  bpf_object__for_each_program(prog, skel_->obj) {
+    if (!bpf_program__autoload(prog)) continue;
+    std::string section = bpf_program__section_name(prog);
+    bpf_link* link = bpf_program__attach(prog);
+    if (!link) throw Error(errno_text("tcp: attach " + section, errno));
+    links_.emplace_back(link);
+    attached += (attached.empty() ? "" : ", ") + section;
+  }
+  spdlog::info("tcp: attached {}", attached);
+}
+
+std::vector<int> TcpSession::claim_wait_fds() {
+  if (fd_claimed_ || !events_) return {};
+  fd_claimed_ = true;
+  return {events_->epoll_fd()};
+}
+
+void TcpSession::consume() {
+  if (events_) events_->consume();
+}
+
+void TcpSession::handle(const void* data, std::size_t size) {
+  std::uint32_t kind = 0;
+  if (size < sizeof(kind)) {
+    ++malformed_;
+    return;
+  }
+  std::memcpy(&kind, data, sizeof(kind));
+  auto deliver = [&](auto& handler, auto event) {
+    if (size != sizeof(event)) {
+      ++malformed_;
+      return;
+    }
+    std::memcpy(&event, data, sizeof(event));
+    if (handler) handler(event);
+  };
+  switch (kind) {
+    case PYEBPF_TCP_CONNECT: deliver(connect_handler_, pyebpf_tcp_connect_event{}); break;
+    case PYEBPF_TCP_ACCEPT: deliver(accept_handler_, pyebpf_tcp_accept_event{}); break;
+    case PYEBPF_TCP_LOSS: deliver(loss_handler_, pyebpf_tcp_loss_event{}); break;
+    default: ++malformed_;
+  }
+}
+
+Counters TcpSession::counters() const {
+  if (!skel_) return Counters{};
+  return read_counters(skel_->maps.counters);
+}
+
+std::string TcpSession::rst_reason_name(std::uint32_t reason) const {
+  if (reason < rst_reasons_.size() && !rst_reasons_[reason].empty()) return rst_reasons_[reason];
+  return std::to_string(reason);
+}
+
+TcpTrackerBase::TcpTrackerBase(TcpSession::Kind kind) : session_(TcpSession::acquire()) { session_->want(kind); }
+
+void TcpTrackerBase::start(TrackerContext& ctx) {
+  ctx_ = &ctx;
+  session_->start(ctx);
+}
+
+void TcpTrackerBase::add_endpoint(sinks::Event& e, const char* prefix, const std::uint8_t* addr, std::uint16_t port,
+                                  std::uint16_t family) {
+  e[std::string(prefix) + "_ip"] = tcp::format_ip(addr, family);
+  e[std::string(prefix) + "_port"] = port;
+}
+
+sinks::Event TcpTrackerBase::begin_event(const char* metric, const pyebpf_event_header& hdr) {
+  if (hdr.pid) ctx_->targets.count_event(static_cast<pid_t>(hdr.pid));
+  return thread_event(metric, *ctx_, hdr);
+}
+
+}  // namespace pyebpf::trackers
