@@ -20,6 +20,7 @@
  *   tcp_destroy_sock         forget the socket
  *   tcp_retransmit_skb, tcp_send_reset, tcp_receive_reset, tcp_cong_state_set,
  *   timer_expire_entry/exit  (tcp_loss only)
+ *   iter/tcp                 once at start: owners of the targets' existing sockets
  */
 #include "python.bpf.h"
 #include <bpf/bpf_endian.h>
@@ -30,6 +31,7 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define RB_BATCH_BYTES (32 * 1024)
+#define RB_MIN_WAKEUP_GAP_NS (10 * 1000 * 1000)
 #define ICSK_TIME_PROBE0 3
 #define TS_COMPAT 0x0002
 #define EEXIST 17
@@ -58,12 +60,33 @@ const volatile bool targ_rst_reason = false;  /* tcp_send_reset has its `reason`
 const volatile __u64 targ_tcp_write_timer = 0; /* address of tcp_write_timer (kallsyms) */
 const volatile __u32 targ_loss_rate = 0;      /* tcp_loss events per second, 0: unlimited */
 const volatile bool filter_ip_set = false;    /* --loss-filter-ip */
-const volatile __u8 filter_ip[16] = {};       /* as an IPv6 address; IPv4 v4-mapped */
+const volatile __u64 filter_ip[2] = {};       /* as an IPv6 address (IPv4 v4-mapped), as stored */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4 * 1024 * 1024);
 } events SEC(".maps");
+
+/* Last ring buffer wakeup (ringbuf.bpf.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} last_wakeup SEC(".maps");
+
+static __always_inline void tcp_submit(void *record)
+{
+	__u32 zero = 0;
+	__u64 *last = bpf_map_lookup_elem(&last_wakeup, &zero);
+
+	pyebpf_count(PYEBPF_CNT_EVENTS);
+	if (!last) {
+		bpf_ringbuf_submit(record, 0);
+		return;
+	}
+	bpf_ringbuf_submit(record, pyebpf_rb_wakeup_flags(&events, last, RB_BATCH_BYTES, RB_MIN_WAKEUP_GAP_NS));
+}
 
 /* Socket -> owning thread. Sized by user space (host scope needs more). */
 struct {
@@ -72,6 +95,23 @@ struct {
 	__type(key, __u64);
 	__type(value, struct pyebpf_tcp_owner);
 } owners SEC(".maps");
+
+/* Sockets the targets held before tracing: inode -> owner (tid 0: thread
+ * unknown), filled by user space and matched by the seed_owners iterator. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct pyebpf_tcp_owner);
+} seed_inodes SEC(".maps");
+
+/* Target threads announced to user space (tid -> thread pointer). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} announced SEC(".maps");
 
 /* Inbound connections between handshake completion and accept(). Host-wide:
  * the listener of a child socket is not known until accept(). */
@@ -218,6 +258,24 @@ static __always_inline bool tcp_trace_current(__u32 tgid)
 	return targ_host_scope || pyebpf_lookup_proc(tgid);
 }
 
+static __always_inline void tcp_announce_thread(const struct pyebpf_event_header *hdr)
+{
+	struct pyebpf_tcp_thread_event *ev;
+	__u32 tid = hdr->tid;
+	__u64 *known = bpf_map_lookup_elem(&announced, &tid);
+
+	if ((known && *known == hdr->thread_id) || !pyebpf_lookup_proc(hdr->pid))
+		return;
+	bpf_map_update_elem(&announced, &tid, &hdr->thread_id, BPF_ANY);
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev)
+		return;
+	ev->kind = PYEBPF_TCP_THREAD;
+	ev->pad = 0;
+	ev->hdr = *hdr;
+	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP); /* once per thread */
+}
+
 static __always_inline void tcp_set_owner(const struct sock *sk, __u64 connect_ns, __u64 flags)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
@@ -226,6 +284,7 @@ static __always_inline void tcp_set_owner(const struct sock *sk, __u64 connect_n
 	long err;
 
 	pyebpf_fill_header(&owner.hdr, task, bpf_ktime_get_ns());
+	tcp_announce_thread(&owner.hdr);
 	owner.connect_ns = connect_ns;
 	err = bpf_map_update_elem(&owners, &key, &owner, flags);
 	if (err && err != -EEXIST)
@@ -260,8 +319,7 @@ static __always_inline void tcp_connect_done(const struct sock *sk, int newstate
 	ev->total_retrans = BPF_CORE_READ((struct tcp_sock *)sk, total_retrans);
 	ev->sk_err = BPF_CORE_READ(sk, sk_err);
 	ev->same_thread = (__u32)bpf_get_current_pid_tgid() == owner->hdr.tid;
-	pyebpf_count(PYEBPF_CNT_EVENTS);
-	bpf_ringbuf_submit(ev, pyebpf_rb_batch_flags(&events, RB_BATCH_BYTES));
+	tcp_submit(ev);
 }
 
 /* Child socket SYN_RECV -> ESTABLISHED: the handshake is complete and the
@@ -345,6 +403,33 @@ int BPF_PROG(tcp_destroy, struct sock *sk)
 	return 0;
 }
 
+/* Runs over every TCP socket of one network namespace when user space reads
+ * the iterator (once per namespace at start). Mini sockets (request,
+ * TIME_WAIT) have no file and are skipped. */
+SEC("iter/tcp")
+int seed_owners(struct bpf_iter__tcp *ctx)
+{
+	struct sock_common *skc = ctx->sk_common;
+	struct pyebpf_tcp_owner *owner;
+	struct tcp_sock *tp;
+	__u64 ino, key;
+
+	if (!skc)
+		return 0;
+	tp = bpf_skc_to_tcp_sock(skc);
+	if (!tp)
+		return 0;
+	ino = BPF_CORE_READ(tp, inet_conn.icsk_inet.sk.sk_socket, file, f_inode, i_ino);
+	owner = ino ? bpf_map_lookup_elem(&seed_inodes, &ino) : NULL;
+	if (!owner)
+		return 0;
+	key = (__u64)tp;
+	/* An owner recorded since tracing started is more precise: keep it. */
+	if (!bpf_map_update_elem(&owners, &key, owner, BPF_NOEXIST))
+		pyebpf_count(PYEBPF_TCP_CNT_SEEDED);
+	return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* accept()                                                                  */
 
@@ -413,7 +498,7 @@ int BPF_PROG(tcp_accept_exit, struct pt_regs *regs, long ret)
 	if (BPF_CORE_READ(sk, __sk_common.skc_state) != TCP_CLOSE)
 		tcp_set_owner(sk, 0, BPF_ANY);
 	if (listener)
-		tcp_set_owner(listener, 0, BPF_NOEXIST); /* listening before tracing started */
+		tcp_set_owner(listener, 0, BPF_ANY); /* the listener's latest acceptor */
 	est = bpf_map_lookup_elem(&established, &key);
 	if (!targ_accept) {
 		if (est)
@@ -447,23 +532,20 @@ int BPF_PROG(tcp_accept_exit, struct pt_regs *regs, long ret)
 		bpf_map_delete_elem(&established, &key);
 	if (listener)
 		tcp_fill_queues(listener, ev);
-	pyebpf_count(PYEBPF_CNT_EVENTS);
-	bpf_ringbuf_submit(ev, pyebpf_rb_batch_flags(&events, RB_BATCH_BYTES));
+	tcp_submit(ev);
 	return 0;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Loss                                                                      */
 
-static __always_inline bool tcp_addr_eq(const __u8 *a, const __u8 *b)
+static __always_inline bool tcp_is_filter_ip(const __u8 *a)
 {
-	__u64 a0, a1, b0, b1;
+	__u64 a0, a1;
 
 	__builtin_memcpy(&a0, a, 8);
 	__builtin_memcpy(&a1, a + 8, 8);
-	__builtin_memcpy(&b0, b, 8);
-	__builtin_memcpy(&b1, b + 8, 8);
-	return a0 == b0 && a1 == b1;
+	return a0 == filter_ip[0] && a1 == filter_ip[1];
 }
 
 static __always_inline bool tcp_loss_filtered(const struct pyebpf_tcp_addrs *a)
@@ -473,7 +555,7 @@ static __always_inline bool tcp_loss_filtered(const struct pyebpf_tcp_addrs *a)
 	if (!filter_ip_set)
 		return false;
 	tcp_normalize(&n);
-	return !tcp_addr_eq(n.saddr, (const __u8 *)filter_ip) && !tcp_addr_eq(n.daddr, (const __u8 *)filter_ip);
+	return !tcp_is_filter_ip(n.saddr) && !tcp_is_filter_ip(n.daddr);
 }
 
 /* True if this event fits the per-second budget shared by all CPUs. */
@@ -570,25 +652,26 @@ static __always_inline void tcp_emit_loss(const struct sock *sk, const struct so
 		ev->detail = detail;
 		ev->flags |= PYEBPF_LOSS_HAVE_DETAIL;
 	}
-	pyebpf_count(PYEBPF_CNT_EVENTS);
-	bpf_ringbuf_submit(ev, pyebpf_rb_batch_flags(&events, RB_BATCH_BYTES));
+	tcp_submit(ev);
 }
 
 SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(tcp_retransmit, const struct sock *sk, const struct sk_buff *skb)
 {
+	/* Segments in this skb: what tp->total_retrans grows by. */
+	struct tcp_skb_cb *cb = (struct tcp_skb_cb *)skb->cb;
+	__u16 segs = BPF_CORE_READ(cb, tcp_gso_segs);
+
 	if (targ_retrans_err) {
 		/* Since 6.14 the tracepoint also fires for retransmits that failed locally. */
 		int err = (int)ctx[2];
 
 		if (err) {
-			pyebpf_count(PYEBPF_TCP_CNT_RETRANS_FAILED);
+			/* Not sent; tp->total_retrans may still have counted it. */
+			pyebpf_count_n(PYEBPF_TCP_CNT_RETRANS_FAILED, segs ? segs : 1);
 			return 0;
 		}
 	}
-	/* Segments in this skb: what tp->total_retrans grows by. */
-	struct tcp_skb_cb *cb = (struct tcp_skb_cb *)skb->cb;
-	__u16 segs = BPF_CORE_READ(cb, tcp_gso_segs);
 
 	tcp_emit_loss(sk, sk, PYEBPF_LOSS_RETRANSMIT, NULL, segs ? segs : 1, true, -1);
 	return 0;

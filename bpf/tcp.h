@@ -15,6 +15,7 @@ enum pyebpf_tcp_kind {
 	PYEBPF_TCP_CONNECT = 1,
 	PYEBPF_TCP_ACCEPT = 2,
 	PYEBPF_TCP_LOSS = 3,
+	PYEBPF_TCP_THREAD = 4, /* a target thread owns its first socket: read its name now */
 };
 
 /* tcp_loss event types (the `event` field). */
@@ -51,6 +52,16 @@ struct pyebpf_tcp_owner {
 	__u64 connect_ns;               /* SYN_SENT time while a connect is in flight, else 0 */
 };
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_tcp_owner) == 64, "tcp owner layout");
+
+/* A target thread recorded as a socket owner for the first time. Its events
+ * may come after it exited (a timeout ends the thread that waited for it), so
+ * user space reads its Python name while it is alive. */
+struct pyebpf_tcp_thread_event {
+	__u32 kind; /* PYEBPF_TCP_THREAD */
+	__u32 pad;
+	struct pyebpf_event_header hdr;
+};
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_tcp_thread_event) == 64, "tcp thread event layout");
 
 /* Outbound handshake finished: SYN_SENT -> ESTABLISHED or CLOSE. */
 struct pyebpf_tcp_connect_event {
@@ -121,7 +132,8 @@ enum pyebpf_tcp_counter {
 	PYEBPF_TCP_CNT_ACCEPT_UNRESOLVED,/* accept()ed fd could not be resolved to a TCP socket */
 	PYEBPF_TCP_CNT_ACCEPT_NO_HANDSHAKE, /* handshake completed before tracing started */
 	PYEBPF_TCP_CNT_LOSS_FILTERED,   /* --loss-filter-ip did not match */
-	PYEBPF_TCP_CNT_RETRANS_FAILED,  /* retransmit attempts the kernel could not send */
+	PYEBPF_TCP_CNT_RETRANS_FAILED,  /* retransmitted segments the kernel could not send */
+	PYEBPF_TCP_CNT_SEEDED,          /* sockets predating tracing attributed by the iterator */
 	PYEBPF_TCP_CNT_SUPPRESSED,      /* first of PYEBPF_LOSS_TYPES slots: rate-limited per type */
 	PYEBPF_TCP_CNT_END = PYEBPF_TCP_CNT_SUPPRESSED + (int)PYEBPF_LOSS_TYPES,
 };

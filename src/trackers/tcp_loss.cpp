@@ -94,6 +94,8 @@ std::string TcpLossTracker::summary() const {
                      suppressed.empty() ? "" : " (" + suppressed + ")");
   if (c[PYEBPF_TCP_CNT_LOSS_FILTERED]) out += fmt::format(", {} not matching --loss-filter-ip", c[PYEBPF_TCP_CNT_LOSS_FILTERED]);
   if (unowned_) out += fmt::format(", {} on sockets with no known owner", unowned_);
+  if (c[PYEBPF_TCP_CNT_RETRANS_FAILED])
+    out += fmt::format(", {} retransmitted segments not sent (local error)", c[PYEBPF_TCP_CNT_RETRANS_FAILED]);
   out += fmt::format(", {} lost (ring buffer full)", c[PYEBPF_TCP_CNT_LOST_LOSS]);
   if (c[PYEBPF_TCP_CNT_OWNERS_FULL]) out += fmt::format(", {} sockets not attributed (owner map full)", c[PYEBPF_TCP_CNT_OWNERS_FULL]);
   if (!session_->zero_window_hooked()) out += "; zero_window not hooked";

@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "trackers/tcp_session.hpp"
 
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "pyebpf/error.hpp"
+#include "python/unicode.hpp"
 #include "tcp.skel.h"
 #include "trackers/event_fields.hpp"
+#include "trackers/tcp_existing.hpp"
+#include "util/clock.hpp"
 #include "trackers/tcp_format.hpp"
 
 namespace pyebpf::trackers {
@@ -83,6 +88,24 @@ std::uint64_t kallsyms_address(const std::string& symbol) {
   return 0;
 }
 
+// The pid in the process's innermost pid namespace (NSpid's last field).
+std::optional<std::uint32_t> innermost_nspid(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("NSpid:", 0) != 0) continue;
+    std::istringstream fields(line.substr(6));
+    std::uint32_t v = 0, last = 0;
+    bool any = false;
+    while (fields >> v) {
+      last = v;
+      any = true;
+    }
+    if (any) return last;
+  }
+  return std::nullopt;
+}
+
 std::weak_ptr<TcpSession>& current_session() {
   static std::weak_ptr<TcpSession> session;
   return session;
@@ -152,6 +175,7 @@ void TcpSession::configure_hooks(bool connect, bool accept, bool loss) {
 void TcpSession::start(TrackerContext& ctx) {
   if (started_) return;
   started_ = true;
+  ctx_ = &ctx;
   const auto& o = ctx.options;
   const bool connect = wanted_[static_cast<int>(Kind::Connect)];
   const bool accept = wanted_[static_cast<int>(Kind::Accept)];
@@ -167,13 +191,15 @@ void TcpSession::start(TrackerContext& ctx) {
     auto ip = tcp::parse_filter_ip(o.loss_filter_ip);
     if (!ip) throw Error("--loss-filter-ip: '" + o.loss_filter_ip + "' is not an IPv4 or IPv6 address");
     ro->filter_ip_set = true;
-    for (std::size_t i = 0; i < ip->size(); ++i) ro->filter_ip[i] = (*ip)[i];
+    std::memcpy(&ro->filter_ip[0], ip->data(), 8);  // compared with addresses copied the same way
+    std::memcpy(&ro->filter_ip[1], ip->data() + 8, 8);
   }
   bpf_map__set_max_entries(skel_->maps.owners, ro->targ_host_scope ? kOwnersHost : kOwnersTargets);
   ctx.shared_maps.reuse_in(skel_->obj);
   if (int err = tcp_bpf__load(skel_.get()))
     throw Error(errno_text("tcp: load BPF object", -err), "run with -vv to see the verifier log");
   attach_all();
+  seed_existing_sockets(ctx.targets);
   events_.emplace(skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "tcp");
   spdlog::info("tcp: reporting {}", ro->targ_host_scope ? "every TCP socket on the host (--net-scope host)"
                                                         : "sockets of the target processes");
@@ -183,7 +209,7 @@ void TcpSession::attach_all() {
   std::string attached;
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel_->obj) {
-    if (!bpf_program__autoload(prog)) continue;
+    if (!bpf_program__autoload(prog) || prog == skel_->progs.seed_owners) continue;
     std::string section = bpf_program__section_name(prog);
     bpf_link* link = bpf_program__attach(prog);
     if (!link) throw Error(errno_text("tcp: attach " + section, errno));
@@ -191,6 +217,42 @@ void TcpSession::attach_all() {
     attached += (attached.empty() ? "" : ", ") + section;
   }
   spdlog::info("tcp: attached {}", attached);
+}
+
+// Hooks are attached first, so a socket created from now on gets its owner
+// in BPF; then the sockets that already existed are matched by inode.
+void TcpSession::seed_existing_sockets(app::Targets& targets) {
+  std::map<std::uint64_t, Fd> netns;  // namespaces holding target sockets, by inode
+  std::size_t candidates = 0;
+  for (const auto& t : targets.all()) {
+    if (t.exited) continue;
+    pyebpf_tcp_owner owner{};
+    owner.hdr.ts_ns = monotonic_ns();
+    owner.hdr.pid = owner.hdr.ns_pid = static_cast<__u32>(t.pid);
+    if (auto nspid = innermost_nspid(t.pid)) owner.hdr.ns_pid = *nspid;
+    std::strncpy(owner.hdr.comm, t.comm.c_str(), sizeof(owner.hdr.comm) - 1);
+    for (auto& s : tcp::existing_tcp_sockets(t.pid, t.pidfd.get())) {
+      __u64 inode = s.inode;
+      if (bpf_map_update_elem(bpf_map__fd(skel_->maps.seed_inodes), &inode, &owner, BPF_ANY)) continue;
+      ++candidates;
+      if (!netns.count(s.netns_inode)) netns.emplace(s.netns_inode, std::move(s.netns));
+    }
+  }
+  if (!candidates) return;
+  bpf::Link iter(bpf_program__attach_iter(skel_->progs.seed_owners, nullptr));
+  if (!iter) throw Error(errno_text("tcp: attach iter/tcp", errno));
+  for (const auto& [inode, ns] : netns) {
+    tcp::in_netns(ns.get(), [&] {
+      Fd it(bpf_iter_create(bpf_link__fd(iter.get())));
+      if (!it) throw Error(errno_text("tcp: create TCP socket iterator", errno));
+      char buf[256];
+      while (read(it.get(), buf, sizeof(buf)) > 0) {
+      }
+    });
+  }
+  spdlog::info("tcp: {} of {} TCP sockets the targets held before tracing attributed to them (tid 0: thread unknown), "
+               "in {} network namespace(s)",
+               counters()[PYEBPF_TCP_CNT_SEEDED], candidates, netns.size());
 }
 
 std::vector<int> TcpSession::claim_wait_fds() {
@@ -222,8 +284,54 @@ void TcpSession::handle(const void* data, std::size_t size) {
     case PYEBPF_TCP_CONNECT: deliver(connect_handler_, pyebpf_tcp_connect_event{}); break;
     case PYEBPF_TCP_ACCEPT: deliver(accept_handler_, pyebpf_tcp_accept_event{}); break;
     case PYEBPF_TCP_LOSS: deliver(loss_handler_, pyebpf_tcp_loss_event{}); break;
+    case PYEBPF_TCP_THREAD: {
+      pyebpf_tcp_thread_event ev{};
+      if (size != sizeof(ev)) {
+        ++malformed_;
+        break;
+      }
+      std::memcpy(&ev, data, sizeof(ev));
+      remember_thread(ev.hdr);
+      break;
+    }
     default: ++malformed_;
   }
+}
+
+namespace {
+
+std::uint64_t thread_key(const pyebpf_event_header& hdr) {
+  return hdr.thread_id ^ (static_cast<std::uint64_t>(hdr.pid) * 0x9e3779b97f4a7c15ULL);
+}
+
+std::string header_comm(const pyebpf_event_header& hdr) {
+  return python::sanitize_utf8(std::string_view(hdr.comm, strnlen(hdr.comm, sizeof(hdr.comm))));
+}
+
+}  // namespace
+
+void TcpSession::remember_thread(const pyebpf_event_header& hdr) {
+  std::string comm = header_comm(hdr);
+  std::string name = trackers::thread_name(*ctx_, hdr.pid, hdr.thread_id, comm);
+  auto* python = ctx_->targets.python(static_cast<pid_t>(hdr.pid));
+  if (name == comm && python) {
+    // The name cache may have been refreshed a moment ago for another thread
+    // (it throttles refreshes): this thread is alive now, read again.
+    python->thread_names().refresh();
+    name = python->thread_names().name(hdr.thread_id).value_or(comm);
+  }
+  spdlog::debug("tcp: thread {} of pid {} ({}) owns its first socket: name '{}'", hdr.tid, hdr.pid, comm, name);
+  if (early_names_.size() > 65536) early_names_.clear();
+  if (name != comm)
+    early_names_[thread_key(hdr)] = name;
+  else
+    early_names_.erase(thread_key(hdr));
+}
+
+std::string TcpSession::thread_name(const pyebpf_event_header& hdr, const std::string& current) {
+  if (current != header_comm(hdr)) return current;
+  auto it = early_names_.find(thread_key(hdr));
+  return it == early_names_.end() ? current : it->second;
 }
 
 Counters TcpSession::counters() const {
@@ -251,7 +359,10 @@ void TcpTrackerBase::add_endpoint(sinks::Event& e, const char* prefix, const std
 
 sinks::Event TcpTrackerBase::begin_event(const char* metric, const pyebpf_event_header& hdr) {
   if (hdr.pid) ctx_->targets.count_event(static_cast<pid_t>(hdr.pid));
-  return thread_event(metric, *ctx_, hdr);
+  sinks::Event e = thread_event(metric, *ctx_, hdr);
+  // tid 0: a socket the process held before tracing started; no thread is known.
+  e["thread_name"] = hdr.tid ? session_->thread_name(hdr, e["thread_name"].get<std::string>()) : "";
+  return e;
 }
 
 }  // namespace pyebpf::trackers

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "bpf/handles.hpp"
@@ -52,14 +53,19 @@ class TcpSession {
   std::uint64_t malformed() const { return malformed_; }
   // "TCP_ABORT_ON_CLOSE" for an enum sk_rst_reason value (from kernel BTF).
   std::string rst_reason_name(std::uint32_t reason) const;
+  // thread_name for an event of the thread in `hdr`: the current Python name,
+  // else the one read when the thread first owned a socket (it may be gone).
+  std::string thread_name(const pyebpf_event_header& hdr, const std::string& current);
   bool zero_window_hooked() const { return zero_window_hooked_; }
   bool loss_state_hooked() const { return loss_state_hooked_; }
 
  private:
   TcpSession();
   void handle(const void* data, std::size_t size);
+  void remember_thread(const pyebpf_event_header& hdr);
   void configure_hooks(bool connect, bool accept, bool loss);
   void attach_all();
+  void seed_existing_sockets(app::Targets& targets);
 
   struct SkelDeleter {
     void operator()(tcp_bpf* skel) const noexcept;
@@ -77,6 +83,9 @@ class TcpSession {
   bool zero_window_hooked_ = false;
   bool loss_state_hooked_ = false;
   std::uint64_t malformed_ = 0;
+  TrackerContext* ctx_ = nullptr;
+  // (pid << 64 | thread pointer) would not fit a key: pid and ident hashed together.
+  std::unordered_map<std::uint64_t, std::string> early_names_;
 };
 
 // What tcp_connect, tcp_accept and tcp_loss have in common: the session, and
@@ -86,7 +95,7 @@ class TcpTrackerBase : public Tracker {
   void start(TrackerContext& ctx) override;
   std::vector<int> wait_fds() const override { return session_->claim_wait_fds(); }
   void consume() override { session_->consume(); }
-  // Ring buffer wakeups are batched in BPF (ringbuf.bpf.h): drain on the tick too.
+  // Ring buffer wakeups are rate-limited in BPF (ringbuf.bpf.h): drain on the tick too.
   void tick() override { session_->consume(); }
 
  protected:

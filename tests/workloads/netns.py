@@ -13,6 +13,7 @@ import ctypes
 import os
 import subprocess
 import threading
+import time
 
 CLONE_NEWNET = 0x40000000
 _libc = ctypes.CDLL("libc.so.6", use_errno=True)
@@ -86,9 +87,19 @@ def veth_pair(a, b, prefix4, prefix6):
     a.run("ip", "link", "add", "veth0", "type", "veth", "peer", "name", "veth0", "netns", b.path)
     addrs = []
     for ns, host in ((a, 1), (b, 2)):
+        # No duplicate address detection at all (the link-local address too):
+        # a tentative address would delay the first packets by about a second.
+        ns.run("sysctl", "-qw", "net.ipv6.conf.veth0.accept_dad=0")
         v4, v6 = "%s.%d" % (prefix4, host), "%s::%d" % (prefix6, host)
         ns.run("ip", "addr", "add", v4 + "/24", "dev", "veth0")
         ns.run("ip", "addr", "add", v6 + "/64", "dev", "veth0", "nodad")
         ns.run("ip", "link", "set", "veth0", "up")
         addrs.append((v4, v6))
+    # Packets sent before the kernel's link watcher marks the carrier up (up
+    # to a second later) are dropped by the not yet activated queue.
+    deadline = time.monotonic() + 5
+    while not all("state UP" in ns.run("ip", "-o", "link", "show", "veth0") for ns in (a, b)):
+        if time.monotonic() > deadline:
+            raise RuntimeError("veth0 did not come up")
+        time.sleep(0.02)
     return tuple(addrs)
