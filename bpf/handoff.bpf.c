@@ -52,6 +52,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #endif
 
 #define EPOLL_CTL_DEL 2
+#define RCV_SHUTDOWN 1
+#define S_IFMT 00170000
+#define S_IFSOCK 0140000
 
 /* Set by user space before load. */
 const volatile __u64 targ_min_handoff_ns = 0;
@@ -134,6 +137,40 @@ static __always_inline void queue_fd(__u32 tgid, __s64 fd, __u8 path)
 		pyebpf_count(PYEBPF_HANDOFF_CNT_QUEUE_FULL);
 }
 
+/*
+ * True if fd is a socket with nothing left to read but the peer's FIN: the
+ * read will return 0. Keep-alive connections end this way (the closed
+ * connection turns readable, is queued and picked up like a request); such
+ * pickups are counted apart instead of reported as requests.
+ */
+static __always_inline bool fd_at_eof(__s64 fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *file = NULL;
+	struct socket *sock;
+	struct tcp_sock *tp;
+	struct sock *sk;
+
+	if (fd >= BPF_CORE_READ(fdt, max_fds))
+		return false;
+	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
+	if (!file || (BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT) != S_IFSOCK)
+		return false;
+	sock = BPF_CORE_READ(file, private_data);
+	sk = BPF_CORE_READ(sock, sk);
+	/* sk_shutdown and sk_protocol were bitfields in older kernels: read either way */
+	if (!sk || !(BPF_CORE_READ_BITFIELD_PROBED(sk, sk_shutdown) & RCV_SHUTDOWN))
+		return false;
+	if (BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) != IPPROTO_TCP)
+		return BPF_CORE_READ(sk, sk_receive_queue.qlen) == 0; /* unix stream: no FIN skb */
+	/* TCP queues the FIN as an skb of its own and it takes one sequence number:
+	 * unread bytes = rcv_nxt - copied_seq - 1 */
+	tp = (struct tcp_sock *)sk;
+	return BPF_CORE_READ(tp, rcv_nxt) - BPF_CORE_READ(tp, copied_seq) <= 1;
+}
+
 static __always_inline void pickup(__u32 tgid, __s64 fd, __u8 via)
 {
 	struct pyebpf_handoff_queued *q;
@@ -152,6 +189,12 @@ static __always_inline void pickup(__u32 tgid, __s64 fd, __u8 via)
 		bpf_map_delete_elem(&queued, &key);
 		if (s)
 			s->same_thread += 1;
+		return;
+	}
+	if (fd_at_eof(fd)) {
+		bpf_map_delete_elem(&queued, &key);
+		if (s)
+			s->peer_closed += 1;
 		return;
 	}
 	now = bpf_ktime_get_ns();

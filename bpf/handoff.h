@@ -85,6 +85,7 @@ struct pyebpf_handoff_stats {
 	__u64 picked;      /* pickups by another thread, whatever their latency */
 	__u64 cancelled;   /* queued fds closed before any read */
 	__u64 same_thread; /* queued fds first read by the queueing thread: handled inline, no handoff */
+	__u64 peer_closed; /* picked up with nothing to read but the peer's FIN: a connection ending, not a request */
 	__u64 sum_ns;      /* total handoff time of the pickups */
 	__u64 hist[PYEBPF_HANDOFF_BUCKETS];
 };

@@ -232,6 +232,7 @@ void HandoffTracker::emit_request_queue(std::uint32_t pid, PerProcess& p, const 
   e["picked_up"] = d.picked;
   e["cancelled"] = d.cancelled;
   e["served_inline"] = d.same_thread;
+  e["peer_closed"] = d.peer_closed;
   e["handoff_mean_ms"] = d.picked ? round_ms(static_cast<double>(d.sum_ns) / static_cast<double>(d.picked) / 1e6) : 0.0;
   e["handoff_p50_ms"] = round_ms(histogram_quantile_us(d.hist, 0.50) / 1000.0);
   e["handoff_p99_ms"] = round_ms(histogram_quantile_us(d.hist, 0.99) / 1000.0);

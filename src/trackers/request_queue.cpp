@@ -10,6 +10,7 @@ void HandoffTotals::add(const pyebpf_handoff_stats& cpu) {
   picked += cpu.picked;
   cancelled += cpu.cancelled;
   same_thread += cpu.same_thread;
+  peer_closed += cpu.peer_closed;
   sum_ns += cpu.sum_ns;
   for (std::size_t i = 0; i < hist.size(); ++i) hist[i] += cpu.hist[i];
 }
@@ -23,6 +24,7 @@ HandoffTotals HandoffTotals::since(const HandoffTotals& earlier) const {
   d.picked = diff(picked, earlier.picked);
   d.cancelled = diff(cancelled, earlier.cancelled);
   d.same_thread = diff(same_thread, earlier.same_thread);
+  d.peer_closed = diff(peer_closed, earlier.peer_closed);
   d.sum_ns = diff(sum_ns, earlier.sum_ns);
   for (std::size_t i = 0; i < hist.size(); ++i) d.hist[i] = diff(hist[i], earlier.hist[i]);
   return d;

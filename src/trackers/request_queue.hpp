@@ -16,6 +16,7 @@ struct HandoffTotals {
   std::uint64_t picked = 0;
   std::uint64_t cancelled = 0;
   std::uint64_t same_thread = 0;
+  std::uint64_t peer_closed = 0;
   std::uint64_t sum_ns = 0;
   std::array<std::uint64_t, PYEBPF_HANDOFF_BUCKETS> hist{};
 
