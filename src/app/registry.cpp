@@ -5,6 +5,7 @@
 
 #include "pyebpf/error.hpp"
 #include "trackers/handoff.hpp"
+#include "trackers/host_net_health.hpp"
 #include "trackers/py_stack.hpp"
 
 namespace pyebpf::app {
@@ -36,7 +37,7 @@ const std::vector<TrackerInfo>& tracker_registry() {
       {"tcp_accept", "inbound TCP connections and accept-queue dwell", nullptr, {}},
       {"tcp_handshake", "tcp_connect + tcp_accept", nullptr, {"tcp_connect", "tcp_accept"}},
       {"tcp_loss", "retransmits, resets, zero windows", nullptr, {}},
-      {"host_net_health", "periodic host network health snapshot", nullptr, {}},
+      {"host_net_health", "periodic host network health snapshot", make<trackers::HostNetHealthTracker>(), {}},
   };
   return registry;
 }

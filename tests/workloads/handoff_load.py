@@ -11,8 +11,10 @@ measures for every request its latency minus the service time: the time the
 request queued in the server. RESULT has per phase the wall-clock window
 (epoch us) and the measured queueing.
 """
+import ctypes
 import http.client
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -23,6 +25,13 @@ import time
 import wl_common
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def die_with_parent():
+    """Runs in the forked child before exec: gunicorn's arbiter gets SIGINT (quick
+    shutdown, workers included) when this workload dies, even by SIGKILL."""
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGINT)
 
 
 def children(pid):
@@ -66,7 +75,8 @@ def main():
     server = subprocess.Popen(
         ["/usr/bin/gunicorn", "--chdir", HERE, "-k", "gthread", "-w", "1", "--threads", str(threads),
          "--keep-alive", "30", "-b", "fd://%d" % listener.fileno(), "handoff_app:app"],
-        pass_fds=[listener.fileno()], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        pass_fds=[listener.fileno()], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        preexec_fn=die_with_parent)
     listener.close()
     try:
         deadline = time.monotonic() + 30
@@ -103,7 +113,7 @@ def main():
         wl_common.result(phases=results, requests=sum(p["requests"] for p in results))
         wl_common.linger()
     finally:
-        server.terminate()
+        server.send_signal(signal.SIGINT)
         try:
             server.wait(10)
         except subprocess.TimeoutExpired:
