@@ -89,7 +89,12 @@ ConnectionSummary summarize_connections(const std::vector<net::TcpSocket>& socke
 
 double round2(double pct) { return std::round(pct * 100.0) / 100.0; }
 
-std::string format_pct(double pct) { return fmt::format("{}", round2(pct)); }
+std::string format_pct(double pct) {
+  // Python's str() of a float, as the original tool printed: "60.0", "0.09"
+  std::string text = fmt::format("{}", round2(pct));
+  if (text.find_first_of(".en") == std::string::npos) text += ".0";
+  return text;
+}
 
 double port_util_pct(const ConnectionSummary& c, const net::PortRange& ports) {
   if (ports.size() == 0) return 0;
