@@ -283,22 +283,13 @@ void HostNetHealthTracker::emit(View& v, const Reading& r) {
     e[key] = ok ? as_signed((*r.counters).*field - (*v.prev_counters).*field) : -1;
   };
   using IC = net::InterfaceCounters;
-  counter("rx_bytes", &IC::rx_bytes);
-  counter("tx_bytes", &IC::tx_bytes);
-  counter("rx_packets", &IC::rx_packets);
-  counter("tx_packets", &IC::tx_packets);
-  counter("rx_errors", &IC::rx_errors);
-  counter("tx_errors", &IC::tx_errors);
-  counter("rx_dropped", &IC::rx_dropped);
-  counter("tx_dropped", &IC::tx_dropped);
-  delta("delta_rx_bytes", &IC::rx_bytes);
-  delta("delta_tx_bytes", &IC::tx_bytes);
-  delta("delta_rx_packets", &IC::rx_packets);
-  delta("delta_tx_packets", &IC::tx_packets);
-  delta("delta_rx_errors", &IC::rx_errors);
-  delta("delta_tx_errors", &IC::tx_errors);
-  delta("delta_rx_dropped", &IC::rx_dropped);
-  delta("delta_tx_dropped", &IC::tx_dropped);
+  static const std::pair<const char*, std::uint64_t IC::*> kCounters[] = {
+      {"rx_bytes", &IC::rx_bytes},     {"tx_bytes", &IC::tx_bytes},     {"rx_packets", &IC::rx_packets},
+      {"tx_packets", &IC::tx_packets}, {"rx_errors", &IC::rx_errors},   {"tx_errors", &IC::tx_errors},
+      {"rx_dropped", &IC::rx_dropped}, {"tx_dropped", &IC::tx_dropped},
+  };
+  for (const auto& [key, field] : kCounters) counter(key, field);
+  for (const auto& [key, field] : kCounters) delta((std::string("delta_") + key).c_str(), field);
   e["conntrack_count"] = r.conntrack_count;
   e["conntrack_max"] = r.conntrack_max;
   auto fd_usage = sinks::Event::array();
