@@ -2,6 +2,8 @@
 #include "bpf/features.hpp"
 
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <spdlog/spdlog.h>
 
 #include <memory>
 #include <string>
@@ -19,6 +21,16 @@ const btf* vmlinux_btf() {
 }
 
 }  // namespace
+
+bool kernel_has_bpf_loop() {
+  static const bool has = [] {
+    bool ok = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, nullptr) == 1;
+    spdlog::debug("kernel {} bpf_loop: Python frame walks use {}", ok ? "has" : "lacks",
+                  ok ? "bpf_loop" : "a bounded loop");
+    return ok;
+  }();
+  return has;
+}
 
 bool kernel_has_btf_tracepoint(const char* name) {
   const btf* b = vmlinux_btf();
