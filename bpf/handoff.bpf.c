@@ -93,6 +93,10 @@ struct {
 
 static const struct pyebpf_handoff_stats zero_stats;
 
+/* Only reserved from the ring buffer as raw memory: this puts the event type in
+ * the object's BTF, where the layout test compares it with the C++ view. */
+struct pyebpf_handoff_event *const volatile event_btf_anchor = 0;
+
 static __always_inline struct pyebpf_handoff_stats *stats_of(__u32 tgid)
 {
 	struct pyebpf_handoff_stats *s = bpf_map_lookup_elem(&stats, &tgid);
