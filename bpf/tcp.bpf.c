@@ -26,6 +26,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_tracing.h>
 #include "ringbuf.bpf.h"
+#include "syscalls.bpf.h"
 #include "tcp.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -35,20 +36,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define ICSK_TIME_PROBE0 3
 #define TS_COMPAT 0x0002
 #define EEXIST 17
-
-#if defined(__TARGET_ARCH_x86)
-#define NR_ACCEPT 43
-#define NR_ACCEPT4 288
-#define SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
-#define SYSCALL_ARG0(regs) BPF_CORE_READ(regs, di)
-#elif defined(__TARGET_ARCH_arm64)
-#define NR_ACCEPT 202
-#define NR_ACCEPT4 242
-#define SYSCALL_NR(regs) BPF_CORE_READ(regs, syscallno)
-#define SYSCALL_ARG0(regs) BPF_CORE_READ(regs, orig_x0)
-#else
-#error "pyebpf: syscall numbers not known for this architecture"
-#endif
 
 /* Set by user space before load. */
 const volatile bool targ_host_scope = false; /* every socket on the host, not only targets' */
@@ -479,7 +466,7 @@ int BPF_PROG(tcp_accept_exit, struct pt_regs *regs, long ret)
 
 	/* Runs for every system call on the host: the cheap tests come first. */
 	nr = SYSCALL_NR(regs);
-	if ((nr != NR_ACCEPT && nr != NR_ACCEPT4) || ret < 0)
+	if ((nr != NR_accept && nr != NR_accept4) || ret < 0)
 		return 0;
 	if (!tcp_trace_current(bpf_get_current_pid_tgid() >> 32))
 		return 0;
@@ -491,7 +478,7 @@ int BPF_PROG(tcp_accept_exit, struct pt_regs *regs, long ret)
 		pyebpf_count(PYEBPF_TCP_CNT_ACCEPT_UNRESOLVED); /* also non-TCP accepts (unix sockets) */
 		return 0;
 	}
-	listener = tcp_sock_of_fd(task, SYSCALL_ARG0(regs));
+	listener = tcp_sock_of_fd(task, SYSCALL_ARG0_CORE(regs));
 	key = (__u64)sk;
 	/* The accepted socket is the owner's from now on (unless already closed:
 	 * it would never see tcp_destroy_sock clear the entry). */

@@ -2,7 +2,6 @@
 #include "trackers/tcp_session.hpp"
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
@@ -11,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "bpf/features.hpp"
 #include "pyebpf/error.hpp"
 #include "python/unicode.hpp"
 #include "tcp.skel.h"
@@ -24,54 +24,6 @@ namespace {
 
 constexpr std::uint32_t kOwnersTargets = 65536;
 constexpr std::uint32_t kOwnersHost = 262144;
-
-struct BtfDeleter {
-  void operator()(btf* b) const noexcept { btf__free(b); }
-};
-
-// What the running kernel offers, from its BTF: which tracepoints exist
-// (btf_trace_<name> typedefs) and how many arguments each passes.
-class KernelTracepoints {
- public:
-  KernelTracepoints() : btf_(btf__load_vmlinux_btf()) {
-    if (!btf_) throw Error(errno_text("tcp: load kernel BTF (/sys/kernel/btf/vmlinux)", errno), "pyebpf needs a kernel with BTF");
-  }
-  bool exists(const std::string& tp) const { return proto(tp) != nullptr; }
-  // Arguments of the tracepoint, without the leading `void *` context.
-  int args(const std::string& tp) const {
-    const btf_type* t = proto(tp);
-    return t ? static_cast<int>(btf_vlen(t)) - 1 : -1;
-  }
-  // Names of an enum's values, indexed by value, without `prefix`.
-  std::vector<std::string> enum_names(const char* name, const std::string& prefix) const {
-    std::vector<std::string> out;
-    int id = btf__find_by_name_kind(btf_.get(), name, BTF_KIND_ENUM);
-    if (id < 0) return out;
-    const btf_type* t = btf__type_by_id(btf_.get(), static_cast<__u32>(id));
-    const struct btf_enum* e = btf_enum(t);
-    for (int i = 0; i < btf_vlen(t); ++i) {
-      std::string n = btf__name_by_offset(btf_.get(), e[i].name_off);
-      if (n.rfind(prefix, 0) == 0) n = n.substr(prefix.size());
-      auto value = static_cast<std::size_t>(e[i].val);
-      if (value > 4096) continue;
-      if (out.size() <= value) out.resize(value + 1);
-      out[value] = n;
-    }
-    return out;
-  }
-
- private:
-  const btf_type* proto(const std::string& tp) const {
-    int id = btf__find_by_name_kind(btf_.get(), ("btf_trace_" + tp).c_str(), BTF_KIND_TYPEDEF);
-    if (id < 0) return nullptr;
-    const btf_type* t = btf__type_by_id(btf_.get(), static_cast<__u32>(id));
-    t = btf__type_by_id(btf_.get(), t->type);  // pointer
-    if (!t || !btf_is_ptr(t)) return nullptr;
-    t = btf__type_by_id(btf_.get(), t->type);
-    return t && btf_is_func_proto(t) ? t : nullptr;
-  }
-  std::unique_ptr<btf, BtfDeleter> btf_;
-};
 
 // Address of a kernel function from /proc/kallsyms; 0 if absent or hidden
 // (kptr_restrict shows zeros to readers without CAP_SYSLOG).
@@ -132,20 +84,20 @@ void TcpSession::on_accept(std::function<void(const pyebpf_tcp_accept_event&)> h
 void TcpSession::on_loss(std::function<void(const pyebpf_tcp_loss_event&)> h) { loss_handler_ = std::move(h); }
 
 void TcpSession::configure_hooks(bool connect, bool accept, bool loss) {
-  KernelTracepoints kernel;
   auto* p = &skel_->progs;
+  auto exists = [](const char* tp) { return bpf::kernel_has_btf_tracepoint(tp); };
   for (const char* required : {"inet_sock_set_state", "tcp_destroy_sock", "sys_exit"}) {
-    if (!kernel.exists(required))
+    if (!exists(required))
       throw Error(std::string("tcp: the kernel has no tracepoint ") + required, "the TCP trackers need Linux >= 5.8");
   }
   // Owners of accepted sockets matter to tcp_loss too, so accept() is hooked for either.
   bpf_program__set_autoload(p->tcp_accept_exit, accept || loss);
-  bool synack = (accept || loss) && kernel.exists("tcp_retransmit_synack");
+  bool synack = (accept || loss) && exists("tcp_retransmit_synack");
   bpf_program__set_autoload(p->tcp_retransmit_synack, synack);
   if ((accept || loss) && !synack) spdlog::warn("tcp: no tracepoint tcp_retransmit_synack: SYN-ACK retransmits not seen");
 
   auto optional_loss_hook = [&](bpf_program* prog, const char* tp, const char* lost) {
-    bool ok = loss && kernel.exists(tp);
+    bool ok = loss && exists(tp);
     bpf_program__set_autoload(prog, ok);
     if (loss && !ok) spdlog::warn("tcp_loss: no tracepoint {} in this kernel: {} not reported", tp, lost);
     return ok;
@@ -156,7 +108,7 @@ void TcpSession::configure_hooks(bool connect, bool accept, bool loss) {
   loss_state_hooked_ = optional_loss_hook(p->tcp_cong_state, "tcp_cong_state_set", "loss and recovery events");
 
   std::uint64_t write_timer = loss ? kallsyms_address("tcp_write_timer") : 0;
-  zero_window_hooked_ = loss && write_timer && kernel.exists("timer_expire_entry") && kernel.exists("timer_expire_exit");
+  zero_window_hooked_ = loss && write_timer && exists("timer_expire_entry") && exists("timer_expire_exit");
   bpf_program__set_autoload(p->tcp_timer_entry, zero_window_hooked_);
   bpf_program__set_autoload(p->tcp_timer_exit, zero_window_hooked_);
   if (loss && !zero_window_hooked_)
@@ -166,10 +118,10 @@ void TcpSession::configure_hooks(bool connect, bool accept, bool loss) {
   ro->targ_connect = connect;
   ro->targ_accept = accept;
   ro->targ_loss = loss;
-  ro->targ_retrans_err = kernel.args("tcp_retransmit_skb") >= 3;
-  ro->targ_rst_reason = kernel.args("tcp_send_reset") >= 3;
+  ro->targ_retrans_err = bpf::btf_tracepoint_args("tcp_retransmit_skb") >= 3;
+  ro->targ_rst_reason = bpf::btf_tracepoint_args("tcp_send_reset") >= 3;
   ro->targ_tcp_write_timer = write_timer;
-  if (ro->targ_rst_reason) rst_reasons_ = kernel.enum_names("sk_rst_reason", "SK_RST_REASON_");
+  if (ro->targ_rst_reason) rst_reasons_ = bpf::kernel_enum_names("sk_rst_reason", "SK_RST_REASON_");
 }
 
 void TcpSession::start(TrackerContext& ctx) {
