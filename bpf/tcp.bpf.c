@@ -54,6 +54,13 @@ struct {
 	__uint(max_entries, 4 * 1024 * 1024);
 } events SEC(".maps");
 
+/* Records go out as untyped ring buffer bytes; these keep every record type in
+ * the object's BTF, where the layout test compares it with the C++ view. */
+struct pyebpf_tcp_connect_event *const volatile connect_btf_anchor = 0;
+struct pyebpf_tcp_accept_event *const volatile accept_btf_anchor = 0;
+struct pyebpf_tcp_loss_event *const volatile loss_btf_anchor = 0;
+struct pyebpf_tcp_thread_event *const volatile thread_btf_anchor = 0;
+
 /* Last ring buffer wakeup (ringbuf.bpf.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

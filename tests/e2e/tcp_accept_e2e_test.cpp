@@ -52,6 +52,7 @@ TEST_P(TcpAcceptE2E, DwellQueuesAndHandshakeMatchTheServer) {
     }
     // Accept-queue time: handshake complete (the client's connect() returned)
     // -> the server's accept() returned.
+    ASSERT_TRUE(e.at("accept_dwell_us").is_number()) << "the handshake's completion was not seen";
     const long dwell = e.at("accept_dwell_us");
     const long truth_dwell = c.at("dwell_us");
     EXPECT_NEAR(static_cast<double>(dwell), static_cast<double>(truth_dwell), std::max(20'000.0, truth_dwell * 0.05));
