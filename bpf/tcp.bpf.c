@@ -746,6 +746,8 @@ int BPF_PROG(tcp_send_reset, const struct sock *sk, const struct sk_buff *skb)
 			return 0;
 		if (sk)
 			a.netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+		else
+			a.netns = BPF_CORE_READ(skb, dev, nd_net.net, ns.inum);
 		tcp_emit_loss(sk, sk, PYEBPF_LOSS_SEND_RST, &a, reason, targ_rst_reason, -1);
 	} else if (sk) {
 		tcp_emit_loss(sk, sk, PYEBPF_LOSS_SEND_RST, NULL, reason, targ_rst_reason, -1);

@@ -82,7 +82,7 @@ TEST_P(TcpConnectE2E, EveryConnectIsReportedWithItsOutcomeAddressesAndThread) {
 
 TEST_P(TcpConnectE2E, HostScopeAlsoReportsProcessesThatAreNotTargets) {
   Workload workload(GetParam(), "tcp_connects.py");
-  Pyebpf pyebpf(args(workload.pid(), {"--net-scope", "host"}));
+  Pyebpf pyebpf(args(workload.pid(), {"tcp_loss", "--net-scope", "host"}));
   Json truth = run_traced(workload, pyebpf);
 
   const Json& child = truth.at("child");
@@ -91,6 +91,22 @@ TEST_P(TcpConnectE2E, HostScopeAlsoReportsProcessesThatAreNotTargets) {
   EXPECT_EQ(from_child[0].at("src_port"), child.at("src_port"));
   EXPECT_EQ(from_child[0].at("outcome"), "success");
   EXPECT_NE(pyebpf.stderr_text().find("every TCP socket on the host"), std::string::npos);
+
+  // The kernel's RST for a SYN to a closed port belongs to no socket: reported
+  // from the packet it answers, with no owner, only in host scope.
+  for (const auto& a : truth.at("attempts")) {
+    if (a.at("expect") != "refused") continue;
+    auto rst = where(pyebpf.events("tcp_loss"), [&](const Json& e) {
+      return e.at("event") == "send_rst" && e.at("src_ip") == a.at("dst_ip") && e.at("src_port") == a.at("dst_port");
+    });
+    ASSERT_EQ(rst.size(), 1u) << a.dump();
+    EXPECT_EQ(rst[0].at("owner_known"), false);
+    EXPECT_EQ(rst[0].at("pid"), 0);
+    EXPECT_EQ(rst[0].at("rst_reason"), "NO_SOCKET");
+    EXPECT_EQ(rst[0].at("family"), a.at("family"));
+    EXPECT_TRUE(rst[0].at("srtt_us").is_null());
+    EXPECT_GT(rst[0].at("netns").get<long>(), 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Pythons, TcpConnectE2E, ::testing::ValuesIn(tcp_pythons()),
