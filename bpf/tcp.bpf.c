@@ -8,14 +8,15 @@
  * timer context, where `current` is whoever was interrupted. So a socket is
  * attributed to a thread when that thread is known to own it, in its own
  * context: connect() (CLOSE -> SYN_SENT), listen() (CLOSE -> LISTEN) and the
- * return of accept()/accept4() (sys_exit). The owners map (socket -> thread)
- * keeps that until tcp_destroy_sock; every later event of the socket reports
- * that thread. By default only sockets of target processes get an owner and
+ * return of accept()/accept4() (sys_exit, tcp_accept only); a connection the
+ * kernel accepted gets its listener's owner when its handshake completes. The
+ * owners map (socket -> thread) keeps that until tcp_destroy_sock; every later
+ * event of the socket reports that thread. By default only sockets of target processes get an owner and
  * only owned sockets are reported; targ_host_scope widens both to the host.
  *
  * Hooks (user space disables the optional ones the kernel lacks):
  *   inet_sock_set_state      connect start/outcome, listen, handshake complete
- *   sys_exit                 accept()/accept4() return (acceptor, dwell, queues)
+ *   sys_exit                 accept()/accept4() return (acceptor, dwell, queues; tcp_accept only)
  *   tcp_retransmit_synack    SYN-ACK retransmits (handshake duration, loss event)
  *   tcp_destroy_sock         forget the socket
  *   tcp_retransmit_skb, tcp_send_reset, tcp_receive_reset, tcp_cong_state_set,
@@ -98,6 +99,32 @@ struct {
 	__type(key, __u64);
 	__type(value, struct pyebpf_tcp_owner);
 } seed_inodes SEC(".maps");
+
+/*
+ * Listening sockets with an owner, by (netns, local address, port): a
+ * connection accepted from one gets the listener's owner when its handshake
+ * completes, before accept() (tcp_loss events while it waits in the queue) and
+ * without the accept() hook (which only tcp_accept loads: it costs every
+ * system call on the machine). accept() then names the accepting thread.
+ */
+struct listen_key {
+	__u8 addr[16]; /* as IPv6, IPv4 v4-mapped; :: and ::ffff:0.0.0.0 are wildcards */
+	__u32 netns;
+	__u16 port;
+	__u16 pad;
+};
+
+struct listening {
+	struct pyebpf_tcp_owner owner;
+	__u64 sk;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct listen_key);
+	__type(value, struct listening);
+} listeners SEC(".maps");
 
 /* Target threads announced to user space (tid -> thread pointer). */
 struct {
@@ -270,19 +297,85 @@ static __always_inline void tcp_announce_thread(const struct pyebpf_event_header
 	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP); /* once per thread */
 }
 
-static __always_inline void tcp_set_owner(const struct sock *sk, __u64 connect_ns, __u64 flags)
+static __always_inline void tcp_store_owner(const struct sock *sk, const struct pyebpf_tcp_owner *owner,
+					    __u64 flags)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct pyebpf_tcp_owner owner = {};
 	__u64 key = (__u64)sk;
-	long err;
+	long err = bpf_map_update_elem(&owners, &key, owner, flags);
 
-	pyebpf_fill_header(&owner.hdr, task, bpf_ktime_get_ns());
-	tcp_announce_thread(&owner.hdr);
-	owner.connect_ns = connect_ns;
-	err = bpf_map_update_elem(&owners, &key, &owner, flags);
 	if (err && err != -EEXIST)
 		pyebpf_count(PYEBPF_TCP_CNT_OWNERS_FULL);
+}
+
+/* The current thread owns sk from now on; `owner` receives the record. */
+static __always_inline void tcp_set_owner(const struct sock *sk, __u64 connect_ns, __u64 flags,
+					  struct pyebpf_tcp_owner *owner)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	__builtin_memset(owner, 0, sizeof(*owner));
+	pyebpf_fill_header(&owner->hdr, task, bpf_ktime_get_ns());
+	tcp_announce_thread(&owner->hdr);
+	owner->connect_ns = connect_ns;
+	tcp_store_owner(sk, owner, flags);
+}
+
+static __always_inline void tcp_listen_key(const struct sock *sk, struct listen_key *k)
+{
+	struct pyebpf_tcp_addrs a;
+
+	tcp_fill_addrs(sk, &a);
+	tcp_normalize(&a);
+	__builtin_memcpy(k->addr, a.saddr, 16);
+	k->netns = a.netns;
+	k->port = a.sport;
+	k->pad = 0;
+}
+
+static __always_inline void tcp_remember_listener(const struct sock *sk, const struct pyebpf_tcp_owner *owner,
+						  __u64 flags)
+{
+	struct listening l = { .owner = *owner, .sk = (__u64)sk };
+	struct listen_key k;
+
+	tcp_listen_key(sk, &k);
+	bpf_map_update_elem(&listeners, &k, &l, flags);
+}
+
+static __always_inline void tcp_forget_listener(const struct sock *sk)
+{
+	struct listen_key k;
+	struct listening *l;
+
+	tcp_listen_key(sk, &k);
+	l = bpf_map_lookup_elem(&listeners, &k);
+	if (l && l->sk == (__u64)sk) /* not another listener of a SO_REUSEPORT group */
+		bpf_map_delete_elem(&listeners, &k);
+}
+
+/* A connection just accepted by the kernel belongs to its listener's owner. */
+static __always_inline void tcp_child_owner(const struct sock *child)
+{
+	struct pyebpf_tcp_owner owner;
+	struct listen_key k;
+	struct listening *l;
+
+	tcp_listen_key(child, &k);
+	l = bpf_map_lookup_elem(&listeners, &k);
+	if (!l && tcp_is_v4mapped(k.addr)) {
+		__builtin_memset(k.addr + 12, 0, 4); /* 0.0.0.0 */
+		l = bpf_map_lookup_elem(&listeners, &k);
+	}
+	if (!l) {
+		__builtin_memset(k.addr, 0, 16); /* :: (also accepts IPv4) */
+		l = bpf_map_lookup_elem(&listeners, &k);
+	}
+	if (!l)
+		return;
+	owner = l->owner;
+	owner.hdr.ts_ns = bpf_ktime_get_ns();
+	owner.connect_ns = 0;
+	tcp_store_owner(child, &owner, BPF_NOEXIST);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -359,7 +452,7 @@ SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(tcp_state_change, const struct sock *sk, const int oldstate, const int newstate)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct pyebpf_tcp_owner *owner;
+	struct pyebpf_tcp_owner *owner, mine;
 	__u64 key = (__u64)sk;
 
 	if (!tcp_sock_is_tcp(sk))
@@ -367,16 +460,26 @@ int BPF_PROG(tcp_state_change, const struct sock *sk, const int oldstate, const 
 	if (newstate == TCP_SYN_SENT) {
 		/* connect(): process context of the connecting thread. */
 		if (tcp_trace_current(pid_tgid >> 32))
-			tcp_set_owner(sk, bpf_ktime_get_ns(), BPF_ANY);
+			tcp_set_owner(sk, bpf_ktime_get_ns(), BPF_ANY, &mine);
 		return 0;
 	}
 	if (newstate == TCP_LISTEN) {
-		if (tcp_trace_current(pid_tgid >> 32))
-			tcp_set_owner(sk, 0, BPF_ANY);
+		if (tcp_trace_current(pid_tgid >> 32)) {
+			tcp_set_owner(sk, 0, BPF_ANY, &mine);
+			tcp_remember_listener(sk, &mine, BPF_ANY);
+		}
 		return 0;
 	}
-	if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV && targ_accept)
-		tcp_child_established(sk);
+	if (oldstate == TCP_LISTEN) {
+		tcp_forget_listener(sk);
+		return 0;
+	}
+	if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV) {
+		if (targ_accept)
+			tcp_child_established(sk);
+		if (targ_loss)
+			tcp_child_owner(sk);
+	}
 	if (newstate != TCP_ESTABLISHED && newstate != TCP_CLOSE)
 		return 0;
 	/* SYN_SENT -> ESTABLISHED / CLOSE; also SYN_SENT -> SYN_RECV -> ESTABLISHED
@@ -421,6 +524,8 @@ int seed_owners(struct bpf_iter__tcp *ctx)
 	/* An owner recorded since tracing started is more precise: keep it. */
 	if (!bpf_map_update_elem(&owners, &key, owner, BPF_NOEXIST))
 		pyebpf_count(PYEBPF_TCP_CNT_SEEDED);
+	if (skc->skc_state == TCP_LISTEN)
+		tcp_remember_listener((const struct sock *)tp, owner, BPF_NOEXIST);
 	return 0;
 }
 
@@ -466,6 +571,7 @@ int BPF_PROG(tcp_accept_exit, struct pt_regs *regs, long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pyebpf_tcp_accept_event *ev;
+	struct pyebpf_tcp_owner mine;
 	struct established *est;
 	struct sock *sk, *listener;
 	__u64 now, key;
@@ -490,9 +596,12 @@ int BPF_PROG(tcp_accept_exit, struct pt_regs *regs, long ret)
 	/* The accepted socket is the owner's from now on (unless already closed:
 	 * it would never see tcp_destroy_sock clear the entry). */
 	if (BPF_CORE_READ(sk, __sk_common.skc_state) != TCP_CLOSE)
-		tcp_set_owner(sk, 0, BPF_ANY);
-	if (listener)
-		tcp_set_owner(listener, 0, BPF_ANY); /* the listener's latest acceptor */
+		tcp_set_owner(sk, 0, BPF_ANY, &mine);
+	if (listener && BPF_CORE_READ(listener, __sk_common.skc_state) == TCP_LISTEN) {
+		/* The listener's latest acceptor owns it (and the connections it queues). */
+		tcp_set_owner(listener, 0, BPF_ANY, &mine);
+		tcp_remember_listener(listener, &mine, BPF_ANY);
+	}
 	est = bpf_map_lookup_elem(&established, &key);
 	if (!targ_accept) {
 		if (est)
@@ -793,7 +902,8 @@ int BPF_PROG(tcp_timer_entry, struct timer_list *timer)
 	struct probe_timer *pt;
 	__u32 zero = 0;
 
-	if ((__u64)BPF_CORE_READ(timer, function) != targ_tcp_write_timer || !targ_tcp_write_timer)
+	/* Runs for every timer on the machine: one plain load and compare. */
+	if ((__u64)timer->function != targ_tcp_write_timer)
 		return 0;
 	icsk = (void *)timer - bpf_core_field_offset(struct inet_connection_sock, icsk_retransmit_timer);
 	if (BPF_CORE_READ(icsk, icsk_pending) != ICSK_TIME_PROBE0)

@@ -90,8 +90,10 @@ void TcpSession::configure_hooks(bool connect, bool accept, bool loss) {
     if (!exists(required))
       throw Error(std::string("tcp: the kernel has no tracepoint ") + required, "the TCP trackers need Linux >= 5.8");
   }
-  // Owners of accepted sockets matter to tcp_loss too, so accept() is hooked for either.
-  bpf_program__set_autoload(p->tcp_accept_exit, accept || loss);
+  // The accept() hook is a sys_exit program: every system call on the machine
+  // pays for it, so only tcp_accept loads it. tcp_loss alone attributes
+  // accepted connections to their listener's owner instead.
+  bpf_program__set_autoload(p->tcp_accept_exit, accept);
   bool synack = (accept || loss) && exists("tcp_retransmit_synack");
   bpf_program__set_autoload(p->tcp_retransmit_synack, synack);
   if ((accept || loss) && !synack) spdlog::warn("tcp: no tracepoint tcp_retransmit_synack: SYN-ACK retransmits not seen");

@@ -120,12 +120,14 @@ def transfer(lab, family, size, acked, stop_dropping, out):
 
 
 def rst(lab, family, out):
-    listener, port = lab.listen(family, "rst")
     resetter = {}
-    recorded, served = threading.Event(), threading.Event()
+    listening, recorded, served = threading.Event(), threading.Event(), threading.Event()
 
     def serve():
+        # A server thread that listens and accepts: it owns the connections.
         resetter["tid"] = wl_common.native_id()
+        listener, resetter["port"] = lab.listen(family, "rst")
+        listening.set()
         conn, _ = listener.accept()
         resetter["linger"] = flow(conn)
         recorded.wait()  # the victim has its addresses before the reset
@@ -141,6 +143,8 @@ def rst(lab, family, out):
 
     r = threading.Thread(target=serve, name=name("Resetter", family))
     r.start()
+    listening.wait()
+    port = resetter["port"]
     victim = lab.connect(family, port)
     victim_flow = flow(victim)
     recorded.set()
