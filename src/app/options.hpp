@@ -18,6 +18,11 @@ struct Options {
   int verbosity = 0;                // -v debug, -vv trace (libbpf and verifier output)
 
   unsigned pystack_frequency = 99;  // Hz
+
+  double gil_min_wait_ms = 1.0;     // waits shorter than this are counted, not reported
+  bool gil_py_enable = true;        // walk waiter and holder Python stacks
+  double gil_py_min_ms = 0.0;       // ... only for waits at least this long
+  std::string gil_hook = "auto";    // auto | take_gil | cond_wait
 };
 
 }  // namespace pyebpf::app

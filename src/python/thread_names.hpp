@@ -15,8 +15,9 @@ namespace pyebpf::python {
 // BPF reports per event) to Thread objects, whose _name is the name. No ptrace,
 // no pause, no py-spy binary. Re-read at once when an ident is seen for the
 // first time (a thread started after attach), again for a still-unnamed ident
-// only after kRetryNs (native threads never get a name), and when the names
-// are older than kMaxAgeNs so renames are seen.
+// as soon as _active changes size (the thread registered itself) or else only
+// after kRetryNs (native threads never get a name), and when the names are
+// older than kMaxAgeNs so renames are seen.
 class ThreadNames {
  public:
   ThreadNames(const ObjectReader& objects, std::uint64_t interpreter_state_ptr);
@@ -26,6 +27,7 @@ class ThreadNames {
 
  private:
   std::optional<std::uint64_t> active_dict();
+  std::optional<std::int64_t> active_used() const;  // len(threading._active) now
 
   static constexpr std::uint64_t kMinRefreshNs = 2'000'000;      // bounds the cost of bursts of new threads
   static constexpr std::uint64_t kRetryNs = 1'000'000'000;       // per unnamed ident
@@ -37,6 +39,7 @@ class ThreadNames {
   std::unordered_map<std::uint64_t, std::string> names_;
   std::unordered_map<std::uint64_t, std::uint64_t> unnamed_;  // ident -> last refresh that missed it
   std::uint64_t last_refresh_ns_ = 0;
+  std::int64_t used_at_refresh_ = -1;  // len(threading._active) at the last refresh
 };
 
 }  // namespace pyebpf::python
