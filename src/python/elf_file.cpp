@@ -29,7 +29,7 @@ bool hidden_version(Elf_Data* versym, std::size_t index) {
 }
 
 void read_symbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, bool dynamic, Elf_Data* versym,
-                  std::unordered_map<std::string, ElfSymbol>& out) {
+                  std::unordered_map<std::string, ElfSymbol>& out, std::unordered_set<std::string>* imports) {
   Elf_Data* data = elf_getdata(scn, nullptr);
   if (!data || shdr.sh_entsize == 0) return;
   std::size_t count = shdr.sh_size / shdr.sh_entsize;
@@ -39,9 +39,10 @@ void read_symbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, bool dynamic, E
       if (hidden_version(versym, i) != hidden) continue;
       GElf_Sym sym;
       if (!gelf_getsym(data, static_cast<int>(i), &sym)) continue;
-      if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
       const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
       if (!name || !*name) continue;
+      if (sym.st_shndx == SHN_UNDEF && imports) imports->insert(name);
+      if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
       ElfSymbol s{name, sym.st_value, sym.st_size, static_cast<unsigned char>(GELF_ST_TYPE(sym.st_info)), dynamic};
       out.try_emplace(s.name, std::move(s));  // first wins: .dynsym is read first
     }
@@ -108,10 +109,10 @@ ElfFile ElfFile::open(const std::string& path) {
     while ((scn = elf_nextscn(elf.get(), scn)) != nullptr) {
       GElf_Shdr shdr;
       if (!gelf_getshdr(scn, &shdr)) continue;
-      if (pass == 0 && shdr.sh_type == SHT_DYNSYM) read_symbols(elf.get(), scn, shdr, true, versym, file.symbols_);
+      if (pass == 0 && shdr.sh_type == SHT_DYNSYM) read_symbols(elf.get(), scn, shdr, true, versym, file.symbols_, &file.imports_);
       if (pass == 1 && shdr.sh_type == SHT_SYMTAB) {
         file.has_symtab_ = true;
-        read_symbols(elf.get(), scn, shdr, false, nullptr, file.symbols_);
+        read_symbols(elf.get(), scn, shdr, false, nullptr, file.symbols_, nullptr);
       }
       if (pass == 0 && shdr.sh_type == SHT_NOTE && file.build_id_.empty())
         file.build_id_ = read_build_id(elf.get(), scn);
@@ -119,6 +120,8 @@ ElfFile ElfFile::open(const std::string& path) {
   }
   return file;
 }
+
+bool ElfFile::imports(std::string_view name) const { return imports_.contains(std::string(name)); }
 
 std::optional<ElfSymbol> ElfFile::symbol(std::string_view name) const {
   auto it = symbols_.find(std::string(name));

@@ -56,6 +56,13 @@ int libc_rank(const std::string& name) {
 
 // The mapped library that defines pthread_cond_timedwait for `pid`, and where.
 std::optional<GilHookPlan> plan_cond_wait(pid_t pid, const python::PythonProcess& python) {
+  const auto& interp = python.interpreter();
+  // take_gil waits through the PLT; a build that waits some other way (or
+  // carries its C library inside) would leave the probe silent.
+  if (!interp.elf.imports(kCondWait)) {
+    auto own = interp.elf.symbol(kCondWait);
+    if (!own || own->type != STT_FUNC) return std::nullopt;
+  }
   std::vector<std::pair<int, python::Mapping>> libs;
   for (const auto& m : python::read_maps(pid)) {
     int rank = libc_rank(basename(m.path));
@@ -86,7 +93,7 @@ std::optional<GilHookPlan> plan_cond_wait(pid_t pid, const python::PythonProcess
     }
   }
   // A fully static interpreter carries its C library inside.
-  return plan_in(python.interpreter().elf, python.interpreter().mapped_path);
+  return plan_in(interp.elf, interp.mapped_path);
 }
 
 }  // namespace
@@ -161,7 +168,7 @@ GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const 
                                       : "--gil-hook cond_wait";
       return *plan;
     }
-    why_not_cond_wait = std::string("no mapped C library defines ") + kCondWait;
+    why_not_cond_wait = interp.file_name() + " does not call " + kCondWait + " from a mapped C library";
     if (requested == "cond_wait") throw Error(who + ": " + why_not_cond_wait, "use --gil-hook take_gil");
   }
   auto functions = take_gil_functions(interp.elf);
@@ -228,6 +235,7 @@ void GilTracker::start(TrackerContext& ctx) {
     __u32 key = static_cast<__u32>(pid);
     if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gil_procs), &key, &proc, BPF_ANY))
       throw Error(errno_text("gil: register pid " + std::to_string(pid), errno));
+    registered_.push_back(pid);
   }
   // Thread pointer -> tid: follow new and exiting threads first, then list
   // the existing ones, so no thread falls between the two.
@@ -285,6 +293,18 @@ void GilTracker::scan_threads() {
 }
 
 std::vector<int> GilTracker::wait_fds() const { return {events_->epoll_fd()}; }
+
+// An exited target's pid may be reused by an unrelated process: stop
+// following its threads.
+void GilTracker::tick() {
+  for (const auto& t : ctx_->targets.all()) {
+    auto it = std::find(registered_.begin(), registered_.end(), t.pid);
+    if (!t.exited || it == registered_.end()) continue;
+    __u32 key = static_cast<__u32>(t.pid);
+    bpf_map_delete_elem(bpf_map__fd(skel_->maps.gil_procs), &key);
+    registered_.erase(it);
+  }
+}
 
 void GilTracker::consume() { events_->consume(); }
 

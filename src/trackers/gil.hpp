@@ -69,6 +69,7 @@ class GilTracker : public Tracker {
   void start(TrackerContext& ctx) override;
   std::vector<int> wait_fds() const override;
   void consume() override;
+  void tick() override;
   std::string summary() const override;
 
  private:
@@ -83,6 +84,7 @@ class GilTracker : public Tracker {
   TrackerContext* ctx_ = nullptr;
   std::unique_ptr<gil_bpf, SkelDeleter> skel_;
   std::vector<bpf::Link> links_;
+  std::vector<pid_t> registered_;  // pids in gil_procs
   std::optional<bpf::RingBuffer> events_;
   std::uint64_t emitted_ = 0;
   std::uint64_t malformed_ = 0;

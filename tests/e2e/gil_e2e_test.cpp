@@ -71,11 +71,17 @@ void check_waits_against_ground_truth(const Json& truth, const std::vector<Json>
   for (const auto& [name, measured] : truth.at("waited_ms").items()) {
     auto waits = of_tid(events, truth.at("ids").at(name).get<long>());
     const long sleeps = truth.at("sleeps").at(name).get<long>();
-    ASSERT_GE(waits.size(), static_cast<std::size_t>(sleeps) * 8 / 10) << name << ": too few gil_wait events";
+    // One event per wait: each sleep ends in at most one wait for the GIL
+    // however many switch intervals it lasts (plus the thread's start). Most
+    // sleeps end while the holder runs; on a loaded machine a few find the
+    // GIL free (the holder not yet back after a switch) and do not wait.
+    ASSERT_GE(waits.size(), static_cast<std::size_t>(sleeps) / 2) << name << ": too few gil_wait events";
+    ASSERT_LE(waits.size(), static_cast<std::size_t>(sleeps) + 2) << name << ": waits split into several events";
     double total_ms = 0;
     std::size_t by_holder = 0, holder_stack_ok = 0, waiter_stack_ok = 0;
     for (const auto& e : waits) {
       total_ms += e.at("duration_ms").get<double>();
+      EXPECT_FALSE(contains(e, "waiter_py_stack", "<unknown>") || contains(e, "holder_py_stack", "<unknown>")) << e;
       if (contains(e, "waiter_py_stack", sleep_frame)) {
         ++waiter_stack_ok;
         // Named once threading registered it; a thread's very first wait (to
