@@ -57,21 +57,6 @@ int libc_rank(const std::string& name) {
 // The mapped library that defines pthread_cond_timedwait for `pid`, and where.
 std::optional<GilHookPlan> plan_cond_wait(pid_t pid, const python::PythonProcess& python) {
   const auto& interp = python.interpreter();
-  // take_gil waits through the PLT; a build that waits some other way (or
-  // carries its C library inside) would leave the probe silent.
-  if (!interp.elf.imports(kCondWait)) {
-    auto own = interp.elf.symbol(kCondWait);
-    if (!own || own->type != STT_FUNC) return std::nullopt;
-  }
-  std::vector<std::pair<int, python::Mapping>> libs;
-  for (const auto& m : python::read_maps(pid)) {
-    int rank = libc_rank(basename(m.path));
-    if (!m.file_backed() || rank < 0) continue;
-    if (std::none_of(libs.begin(), libs.end(), [&](const auto& l) { return l.second.path == m.path; }))
-      libs.emplace_back(rank, m);
-  }
-  std::stable_sort(libs.begin(), libs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-
   auto plan_in = [&](const python::ElfFile& elf, const std::string& shown) -> std::optional<GilHookPlan> {
     auto sym = elf.symbol(kCondWait);
     if (!sym || sym->type != STT_FUNC) return std::nullopt;
@@ -85,6 +70,19 @@ std::optional<GilHookPlan> plan_cond_wait(pid_t pid, const python::PythonProcess
     plan.offsets = {*offset};
     return plan;
   };
+  // take_gil calls it through the PLT. An interpreter that does not import it
+  // either carries its C library inside (static glibc/musl: probe its own
+  // copy) or waits some other way (no plan: the probe would stay silent).
+  if (!interp.elf.imports(kCondWait)) return plan_in(interp.elf, interp.mapped_path);
+
+  std::vector<std::pair<int, python::Mapping>> libs;
+  for (const auto& m : python::read_maps(pid)) {
+    int rank = libc_rank(basename(m.path));
+    if (!m.file_backed() || rank < 0) continue;
+    if (std::none_of(libs.begin(), libs.end(), [&](const auto& l) { return l.second.path == m.path; }))
+      libs.emplace_back(rank, m);
+  }
+  std::stable_sort(libs.begin(), libs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [rank, m] : libs) {
     try {
       if (auto plan = plan_in(python::ElfFile::open(python::host_path(pid, m)), m.path)) return plan;
@@ -92,8 +90,7 @@ std::optional<GilHookPlan> plan_cond_wait(pid_t pid, const python::PythonProcess
       spdlog::debug("gil: pid {}: {}", pid, e.what());
     }
   }
-  // A fully static interpreter carries its C library inside.
-  return plan_in(interp.elf, interp.mapped_path);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -168,7 +165,7 @@ GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const 
                                       : "--gil-hook cond_wait";
       return *plan;
     }
-    why_not_cond_wait = interp.file_name() + " does not call " + kCondWait + " from a mapped C library";
+    why_not_cond_wait = std::string("no ") + kCondWait + " found that " + interp.file_name() + " calls";
     if (requested == "cond_wait") throw Error(who + ": " + why_not_cond_wait, "use --gil-hook take_gil");
   }
   auto functions = take_gil_functions(interp.elf);
