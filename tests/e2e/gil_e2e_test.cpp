@@ -50,14 +50,6 @@ class GilE2E : public ::testing::TestWithParam<GilCase> {
   }
 };
 
-std::vector<Json> of_tid(const std::vector<Json>& events, long tid) {
-  std::vector<Json> out;
-  for (const auto& e : events) {
-    if (e.at("tid").get<long>() == tid) out.push_back(e);
-  }
-  return out;
-}
-
 bool contains(const Json& e, const char* key, const std::string& needle) {
   return e.at(key).get<std::string>().find(needle) != std::string::npos;
 }

@@ -7,7 +7,7 @@ import sys
 import threading
 import time
 
-from wl_common import linger, native_id, ready, result, wait_go
+from wl_common import burn_cpu, linger, native_id, ready, result, wait_go
 
 SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
 WAITERS = int(sys.argv[2]) if len(sys.argv) > 2 else 2
@@ -16,19 +16,11 @@ stop = threading.Event()
 ids = {}
 
 
-def spin_for(seconds):
-    end = time.perf_counter() + seconds
-    x = 0
-    while time.perf_counter() < end:
-        x += 1
-    return x
-
-
 def holder():
     ids["MixedHolder"] = native_id()
     rng = random.Random(3)
     while not stop.is_set():
-        spin_for(rng.uniform(0.0, 0.008))
+        burn_cpu(rng.uniform(0.0, 0.008))
         time.sleep(0.0002)
 
 
