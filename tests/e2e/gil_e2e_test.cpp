@@ -63,12 +63,15 @@ void check_waits_against_ground_truth(const Json& truth, const std::vector<Json>
   for (const auto& [name, measured] : truth.at("waited_ms").items()) {
     auto waits = of_tid(events, truth.at("ids").at(name).get<long>());
     const long sleeps = truth.at("sleeps").at(name).get<long>();
-    // One event per wait: each sleep ends in at most one wait for the GIL
-    // however many switch intervals it lasts (plus the thread's start). Most
-    // sleeps end while the holder runs; on a loaded machine a few find the
-    // GIL free (the holder not yet back after a switch) and do not wait.
-    ASSERT_GE(waits.size(), static_cast<std::size_t>(sleeps) / 2) << name << ": too few gil_wait events";
-    ASSERT_LE(waits.size(), static_cast<std::size_t>(sleeps) + 2) << name << ": waits split into several events";
+    // One event per wait: each sleep ends in one wait for the GIL however
+    // many switch intervals it lasts (reporting each round would give about
+    // two events per sleep here). A few more waits come from the thread's
+    // start, its /proc reads, and the odd forced switch while it holds the
+    // GIL. Most sleeps end while the holder runs; on a loaded machine a few
+    // find the GIL free (the holder not yet back after a switch): no wait.
+    const auto n = static_cast<std::size_t>(sleeps);
+    ASSERT_GE(waits.size(), n / 2) << name << ": too few gil_wait events";
+    ASSERT_LE(waits.size(), n + n / 4 + 6) << name << ": waits split into several events";
     double total_ms = 0;
     std::size_t by_holder = 0, holder_stack_ok = 0, waiter_stack_ok = 0;
     for (const auto& e : waits) {
