@@ -358,11 +358,13 @@ std::string GilTracker::summary() const {
   return fmt::format(
       "gil: {} hook hits, {} GIL waits ({:.3f} s in total), {} emitted, {} below --gil-min-wait-ms, "
       "{} lost (ring buffer full), {} with unknown holder, {} holder threads unresolved, {} without stacks "
-      "(below --gil-py-min-ms), {} partial stacks (memory read faults), {} on subinterpreter GILs (not tracked)",
+      "(below --gil-py-min-ms), {} partial stacks (memory read faults), {} on subinterpreter GILs (not tracked), "
+      "{} GIL state read faults, {} stale wait records",
       c[PYEBPF_CNT_HITS], c[PYEBPF_GIL_CNT_WAITS], static_cast<double>(c[PYEBPF_GIL_CNT_WAIT_NS]) / 1e9, emitted_,
       c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + malformed_, c[PYEBPF_GIL_CNT_HOLDER_UNKNOWN],
       c[PYEBPF_GIL_CNT_HOLDER_NO_TID] - std::min(c[PYEBPF_GIL_CNT_HOLDER_NO_TID], holder_resolved_late_),
-      c[PYEBPF_GIL_CNT_STACKS_SKIPPED], c[PYEBPF_CNT_READ_FAULT], c[PYEBPF_GIL_CNT_OTHER_INTERP]);
+      c[PYEBPF_GIL_CNT_STACKS_SKIPPED], c[PYEBPF_CNT_READ_FAULT], c[PYEBPF_GIL_CNT_OTHER_INTERP],
+      c[PYEBPF_GIL_CNT_STATE_FAULT], c[PYEBPF_GIL_CNT_STALE]);
 }
 
 }  // namespace pyebpf::trackers

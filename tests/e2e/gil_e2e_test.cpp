@@ -63,14 +63,15 @@ void check_waits_against_ground_truth(const Json& truth, const std::vector<Json>
   for (const auto& [name, measured] : truth.at("waited_ms").items()) {
     auto waits = of_tid(events, truth.at("ids").at(name).get<long>());
     const long sleeps = truth.at("sleeps").at(name).get<long>();
-    // One event per wait: each sleep ends in one wait for the GIL however
-    // many switch intervals it lasts (reporting each round would give about
-    // two events per sleep here). A few more waits come from the thread's
-    // start, its /proc reads, and the odd forced switch while it holds the
-    // GIL. Most sleeps end while the holder runs; on a loaded machine a few
-    // find the GIL free (the holder not yet back after a switch): no wait.
+    // One event per wait: a sleep ends in at most one wait for the GIL
+    // however many switch intervals it lasts (reporting each round would give
+    // about two events per sleep here). A few more waits come from the
+    // thread's start, its /proc reads, and the odd forced switch while it
+    // holds the GIL. Not every sleep ends in a wait: on a loaded machine the
+    // GIL is often free for a while after a switch (the holder not yet back
+    // on a CPU), and the thread measures no wait there either.
     const auto n = static_cast<std::size_t>(sleeps);
-    ASSERT_GE(waits.size(), n / 2) << name << ": too few gil_wait events";
+    ASSERT_GE(waits.size(), 10u) << name << ": too few gil_wait events to judge";
     ASSERT_LE(waits.size(), n + n / 4 + 6) << name << ": waits split into several events";
     double total_ms = 0;
     std::size_t by_holder = 0, holder_stack_ok = 0, waiter_stack_ok = 0;
@@ -120,12 +121,15 @@ TEST_P(GilE2E, HolderStartedBeforeAttachIsIdentified) {
   auto events = pyebpf.events("gil_wait");
   std::size_t by_holder = 0;
   for (const auto& e : events) {
-    if (e.at("holder_thread_name") != "GilHolder") continue;
+    // The waiters' waits; the main thread's last ones (joining) come while
+    // the holder is already leaving hold_the_gil.
+    if (e.at("holder_thread_name") != "GilHolder" || !contains(e, "thread_name", "Waiter-")) continue;
     ++by_holder;
     EXPECT_EQ(e.at("holder_tid").get<long>(), holder);
+    EXPECT_EQ(e.at("holder_container_tid").get<long>(), holder);
     EXPECT_TRUE(contains(e, "holder_py_stack", "hold_the_gil (")) << e;
   }
-  EXPECT_GE(by_holder, 40u) << pyebpf.stderr_text();
+  EXPECT_GE(by_holder, 20u) << pyebpf.stderr_text();
 }
 
 TEST_P(GilE2E, SingleThreadedProcessNeverWaits) {
