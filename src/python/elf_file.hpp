@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace pyebpf::python {
@@ -46,6 +47,8 @@ class ElfFile {
   // Defined symbols named `name` or compiler clones of it: "name.constprop.0",
   // "name.isra.0", "name.cold", "name.part.0", "name.lto_priv.0"...
   std::vector<ElfSymbol> symbol_and_clones(std::string_view name) const;
+  // Whether the file calls `name` from another object (an undefined .dynsym entry).
+  bool imports(std::string_view name) const;
   // File offset holding virtual address `vaddr` (for uprobes), if it is in a PT_LOAD segment.
   std::optional<std::uint64_t> file_offset(std::uint64_t vaddr) const;
   std::size_t symbol_count() const { return symbols_.size(); }
@@ -61,6 +64,7 @@ class ElfFile {
   std::string build_id_;
   std::vector<LoadSegment> segments_;
   std::unordered_map<std::string, ElfSymbol> symbols_;
+  std::unordered_set<std::string> imports_;
 };
 
 }  // namespace pyebpf::python
