@@ -88,7 +88,7 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
       ->check(CLI::PositiveNumber);
 
   auto* report = cli.add_subcommand("report", "Print the end-of-run report of a run stored with --sqlite");
-  report->add_option("FILE", o.report_file, "SQLite file written by pyebpf --sqlite")->required();
+  report->add_option("FILE", o.report_file, "SQLite file written by --sqlite, or saved JSON lines")->required();
   report->add_option("--run", o.report_run, "Run id in the file (default: the latest)")->check(CLI::PositiveNumber);
 
   try {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <fstream>
 
 #include "pyebpf/error.hpp"
 #include "sinks/report.hpp"
@@ -12,7 +13,42 @@
 
 namespace pyebpf::app {
 
+namespace {
+
+bool is_sqlite(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error("cannot open " + path, "check the path");
+  char magic[16] = {};
+  f.read(magic, sizeof(magic));
+  return std::string(magic, sizeof(magic)) == std::string("SQLite format 3\0", 16);
+}
+
+// JSON lines as pyebpf prints them (a saved stdout): the report only, since
+// the run's summary lines went to stderr.
+int report_from_json_lines(const std::string& path) {
+  std::ifstream f(path);
+  sinks::Report report;
+  std::string line;
+  std::size_t bad = 0;
+  while (std::getline(f, line)) {
+    if (line.empty()) continue;
+    auto e = sinks::Event::parse(line, nullptr, false);
+    if (e.is_discarded() || !e.is_object()) {
+      ++bad;
+      continue;
+    }
+    report.add(e);
+  }
+  std::string out = fmt::format("pyebpf report: {} (JSON lines{})\n\n", path,
+                                bad ? fmt::format(", {} lines skipped: not JSON objects", bad) : "");
+  std::fputs((out + report.render()).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace
+
 int print_stored_report(const Options& options) {
+  if (!is_sqlite(options.report_file)) return report_from_json_lines(options.report_file);
   sinks::SqliteStore store(options.report_file, sinks::SqliteStore::Mode::Read);
   auto runs = store.runs();
   if (runs.empty()) throw Error(options.report_file + " holds no pyebpf run");

@@ -80,7 +80,9 @@ struct Col {
 };
 
 // Two-space indented table, one space between columns, at most kWidth wide.
-void table(std::string& out, const std::vector<Col>& cols, const std::vector<std::vector<std::string>>& rows) {
+// `details[i]`, when given and not empty, is printed under row i, indented.
+void table(std::string& out, const std::vector<Col>& cols, const std::vector<std::vector<std::string>>& rows,
+           const std::vector<std::string>& details = {}) {
   constexpr std::size_t indent = 2;
   std::size_t fixed = indent;
   for (const auto& c : cols) fixed += c.width + 1;
@@ -100,7 +102,13 @@ void table(std::string& out, const std::vector<Col>& cols, const std::vector<std
   std::vector<std::string> headers;
   for (const auto& c : cols) headers.push_back(c.header);
   line(headers);
-  for (const auto& r : rows) line(r);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    line(rows[i]);
+    if (i < details.size() && !details[i].empty()) {
+      const std::size_t pad_to = indent + cols[0].width + 1 + (cols.size() > 1 ? cols[1].width + 1 : 0);
+      out += std::string(pad_to, ' ') + cut(details[i], Report::kWidth - pad_to, false) + "\n";
+    }
+  }
 }
 
 // Wraps "a, b, c" lists at kWidth.
@@ -148,7 +156,7 @@ std::string thread_list(const std::map<std::string, V>& threads, bool as_ms) {
   return out;
 }
 
-void heading(std::string& out, const std::string& title) { out += "\n" + title + "\n"; }
+void heading(std::string& out, const std::string& title) { out += "\n" + cut(title, Report::kWidth, false) + "\n"; }
 
 }  // namespace
 
@@ -280,11 +288,14 @@ void Report::render_cpu(std::string& out) const {
   std::vector<std::vector<std::string>> rows;
   for (const auto& [stack, c] : top(stacks_, [](const Counted& x) { return static_cast<double>(x.count); }, kTop)) {
     auto main_thread = top(c.threads, [](std::uint64_t x) { return static_cast<double>(x); }, 1).front().first;
-    if (c.threads.size() > 1) main_thread += fmt::format(" +{}", c.threads.size() - 1);
+    if (c.threads.size() > 1) {
+      std::string more = fmt::format(" +{}", c.threads.size() - 1);
+      main_thread = cut(main_thread, 24 - more.size(), false) + more;
+    }
     rows.push_back({pct(static_cast<double>(c.count), static_cast<double>(samples_)), count_text(c.count), main_thread,
                     short_stack(stack)});
   }
-  table(out, {{"share", 6, true}, {"samples", 8, true}, {"thread", 18}, {"stack (root;...;leaf; files by base name)", 0, false, true}},
+  table(out, {{"share", 6, true}, {"samples", 8, true}, {"thread", 24}, {"stack (root;...;leaf; files by base name)", 0, false, true}},
         rows);
   if (stacks_capped_) out += fmt::format("  (more than {} distinct stacks: the rest counted as one)\n", kMaxKeys);
 
@@ -307,17 +318,17 @@ void Report::render_cpu(std::string& out) const {
 
 void Report::render_gil(std::string& out) const {
   if (gil_waits_.count() == 0) return;
-  heading(out, fmt::format("GIL: holders by the wait they caused  [gil_wait: {} waits, {} ms; p50 {} p99 {} max {} ms]",
-                           gil_waits_.count(), ms(gil_waits_.total()), ms(gil_waits_.percentile(0.5)),
-                           ms(gil_waits_.percentile(0.99)), ms(gil_waits_.max())));
+  heading(out, fmt::format("GIL: holders by the wait they caused  [gil_wait: {} waits]", gil_waits_.count()));
+  out += fmt::format("  waits: total {} ms, p50 {} ms, p99 {} ms, max {} ms\n", ms(gil_waits_.total()),
+                     ms(gil_waits_.percentile(0.5)), ms(gil_waits_.percentile(0.99)), ms(gil_waits_.max()));
   std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> waiters;
   for (const auto& [key, t] : top(gil_, [](const Timed& x) { return x.ms; }, kTop)) {
-    rows.push_back({ms(t.ms), count_text(t.count), key.first, short_frame(key.second), thread_list(t.threads, true)});
+    rows.push_back({ms(t.ms), count_text(t.count), key.first, short_frame(key.second)});
+    waiters.push_back("waiting (ms): " + thread_list(t.threads, true));
   }
-  table(out,
-        {{"wait ms", 10, true}, {"waits", 6, true}, {"holder thread", 16}, {"holder was running", 30, false, true},
-         {"waiting threads (ms)", 0}},
-        rows);
+  table(out, {{"wait ms", 10, true}, {"waits", 6, true}, {"holder thread", 24}, {"holder was running", 0, false, true}},
+        rows, waiters);
 }
 
 void Report::render_gc(std::string& out) const {
@@ -347,8 +358,8 @@ void Report::render_off_cpu(std::string& out) const {
                     short_frame(key.python)});
   }
   table(out,
-        {{"total ms", 10, true}, {"count", 7, true}, {"max ms", 9, true}, {"st", 2}, {"kernel wait", 16},
-         {"thread", 16}, {"python (leaf)", 0, false, true}},
+        {{"total ms", 10, true}, {"count", 7, true}, {"max ms", 9, true}, {"st", 2}, {"kernel wait", 14},
+         {"thread", 22}, {"python (leaf)", 0, false, true}},
         rows);
 }
 
@@ -402,7 +413,7 @@ void Report::render_handoff(std::string& out) const {
   if (handoff_by_worker_.size() > 1) {
     for (const auto& [w, c] : top(by_count, [](double x) { return x; }, 5)) row(w, handoff_by_worker_.at(w));
   }
-  table(out, {{"worker", 20}, {"count", 8, true}, {"p50 ms", 9, true}, {"p99 ms", 9, true}, {"max ms", 9, true}}, rows);
+  table(out, {{"worker", 24}, {"count", 8, true}, {"p50 ms", 9, true}, {"p99 ms", 9, true}, {"max ms", 9, true}}, rows);
 }
 
 void Report::render_host_net(std::string& out) const {
