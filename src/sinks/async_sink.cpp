@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sinks/async_sink.hpp"
 
+#include <pthread.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -12,7 +14,16 @@ AsyncSink::AsyncSink(std::string name, std::size_t capacity)
 
 AsyncSink::~AsyncSink() { stop(); }
 
-void AsyncSink::start() { thread_ = std::thread([this] { run(); }); }
+void AsyncSink::start() {
+  // The writer thread must never take SIGINT/SIGTERM: the runner reads them
+  // from a signalfd, which only works if every thread blocks them. Threads
+  // inherit the mask, so block everything around the creation.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  thread_ = std::thread([this] { run(); });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
 
 void AsyncSink::stop() noexcept {
   {
