@@ -216,30 +216,64 @@ RowEncoder::RowEncoder(const TableSchema& table, const Dialect& dialect, std::st
   for (const auto& c : table_.columns) by_name_.emplace(c.name, &c);
 }
 
-std::string RowEncoder::encode(const Event& event) const {
-  Json row = Json::object();
+namespace {
+
+// True when `v` can go into a column of `type` unchanged (the common case:
+// no copy, no conversion).
+bool fits_as_is(const Json& v, ColumnType type) {
+  switch (type) {
+    case ColumnType::String:
+    case ColumnType::Symbol:
+    case ColumnType::JsonText:
+      return v.is_string();
+    case ColumnType::Float64:
+      return v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()));
+    case ColumnType::StringArray:
+      return v.is_array() && std::all_of(v.begin(), v.end(), [](const Json& x) { return x.is_string(); });
+    case ColumnType::UInt64:
+      return v.is_number_unsigned();
+    case ColumnType::Int64:
+      return v.is_number_integer() && (!v.is_number_unsigned() || v.get<std::uint64_t>() <= INT64_MAX);
+    default:
+      return false;  // range checks, times, bools: coerce()
+  }
+}
+
+}  // namespace
+
+std::string RowEncoder::encode(Event event) const {
   Json extra = Json::object();
-  for (const auto& [key, value] : event.items()) {
-    if (key == "metric") continue;
-    auto it = by_name_.find(key);
-    if (it == by_name_.end() || key == "host" || key == "extra") {
-      extra[key] = value;
+  std::vector<std::string> remove;
+  for (auto it = event.begin(); it != event.end(); ++it) {
+    const std::string& key = it.key();
+    Json& value = it.value();
+    if (key == "metric") {
+      remove.push_back(key);
       continue;
     }
-    const Column& c = *it->second;
+    auto col = by_name_.find(key);
+    if (col == by_name_.end() || key == "host" || key == "extra") {
+      extra[key] = std::move(value);
+      remove.push_back(key);
+      continue;
+    }
+    const Column& c = *col->second;
     if (value.is_null()) {
-      if (c.nullable) row[key] = nullptr;
+      if (!c.nullable) remove.push_back(key);
       continue;
     }
+    if (fits_as_is(value, c.type)) continue;
     if (auto v = coerce(value, c.type, dialect_)) {
-      row[key] = std::move(*v);
+      value = std::move(*v);
     } else {
-      extra[key] = value;
+      extra[key] = std::move(value);
+      remove.push_back(key);
     }
   }
-  row["host"] = host_;
-  if (!extra.empty()) row["extra"] = extra.dump(-1, ' ', false, Json::error_handler_t::replace);
-  return row.dump(-1, ' ', false, Json::error_handler_t::replace);
+  for (const auto& key : remove) event.erase(key);
+  event["host"] = host_;
+  if (!extra.empty()) event["extra"] = extra.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return event.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 int exception_code(std::string_view body) {

@@ -60,7 +60,9 @@ std::optional<std::string> clickhouse_time(std::string_view iso, bool micros);
 class RowEncoder {
  public:
   RowEncoder(const TableSchema& table, const Dialect& dialect, std::string host);
-  std::string encode(const Event& event) const;
+  // Takes the event by value: the writer thread owns it, so its strings are
+  // moved into the row rather than copied.
+  std::string encode(Event event) const;
 
  private:
   const TableSchema& table_;

@@ -91,7 +91,7 @@ HttpResponse ClickHouseSink::query(const std::string& sql, std::string_view body
   std::string url = base_url_ + "query=" + HttpClient::escape(sql) + "&input_format_skip_unknown_fields=1";
   std::vector<std::pair<std::string, std::string>> headers;
   if (gzip) {
-    std::string packed = gzip_compress(body);
+    std::string packed = gzip_compress(body, 1);  // level 1: ~8x smaller already, at a fraction of the CPU
     headers = {{"Content-Encoding", "gzip"}, {"Content-Type", "application/x-ndjson"}};
     bytes_sent_ += packed.size();
     return http_.post(url, packed, headers, timeout);
@@ -165,7 +165,7 @@ void ClickHouseSink::route(Event&& event) {
   std::string metric = event.value("metric", std::string());
   Table& t = table_for_metric(metric);
   if (t.rows.empty()) t.oldest = SteadyClock::now();
-  t.rows.push_back(t.encoder->encode(event));
+  t.rows.push_back(t.encoder->encode(std::move(event)));
 }
 
 void ClickHouseSink::back_off(const std::string& what, const HttpResponse& response) {

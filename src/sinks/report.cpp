@@ -15,7 +15,8 @@
 namespace pyebpf::sinks {
 namespace {
 
-constexpr std::size_t kMaxKeys = 200'000;  // distinct stacks/reasons kept; the rest add to "(other)"
+// Distinct stacks/reasons kept (bounded memory over hours); the rest add to "(other)".
+constexpr std::size_t kMaxKeys = 50'000;
 constexpr const char* kOther = "(other: too many distinct stacks)";
 
 // --- reading events ------------------------------------------------------
@@ -166,7 +167,7 @@ void Distribution::add(double value) {
   ++count_;
   total_ += value;
   max_ = count_ == 1 ? value : std::max(max_, value);
-  if (values_.size() < kExact) {
+  if (values_.size() < capacity_) {
     values_.push_back(value);
   } else {
     // Reservoir sampling (Algorithm R) with a fixed-seed xorshift.
@@ -174,7 +175,7 @@ void Distribution::add(double value) {
     rng_ ^= rng_ >> 7;
     rng_ ^= rng_ << 17;
     std::uint64_t j = rng_ % count_;
-    if (j < kExact) values_[j] = value;
+    if (j < capacity_) values_[j] = value;
   }
   sorted_ = false;
 }
@@ -267,7 +268,8 @@ void Report::add(const Event& e) {
     double d = num(e, "handoff_ms").value_or(num(e, "duration_ms").value_or(0));
     handoff_.add(d);
     std::string worker = str(e, "worker_thread_name", str(e, "worker_comm", "?"));
-    if (handoff_by_worker_.size() < 1000 || handoff_by_worker_.count(worker)) handoff_by_worker_[worker].add(d);
+    if (handoff_by_worker_.size() < 256 || handoff_by_worker_.count(worker))
+      handoff_by_worker_.try_emplace(worker, 10'000).first->second.add(d);
   } else if (metric == "host_net_health") {
     ++snapshots_;
     auto w = e.find("warnings");

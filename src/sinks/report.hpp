@@ -12,11 +12,12 @@
 namespace pyebpf::sinks {
 
 // Durations (or any values) of one series, for count/total/percentiles. Keeps
-// every value up to kExact of them, then a uniform sample of kExact
+// every value up to `capacity` of them, then a uniform sample of that many
 // (deterministic: the same events in the same order give the same numbers).
+// Count, total and max stay exact.
 class Distribution {
  public:
-  static constexpr std::size_t kExact = 1'000'000;
+  explicit Distribution(std::size_t capacity = 100'000) : capacity_(capacity) {}
   void add(double value);
   std::uint64_t count() const { return count_; }
   double total() const { return total_; }
@@ -25,6 +26,7 @@ class Distribution {
   double percentile(double q) const;
 
  private:
+  std::size_t capacity_;
   std::vector<double> values_;
   mutable bool sorted_ = true;
   std::uint64_t count_ = 0;

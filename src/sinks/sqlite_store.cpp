@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -42,8 +43,10 @@ const char* sql_type(ColumnType t) {
   }
 }
 
-// SQLite column names are case-insensitive: so is the lookup.
+// SQLite column names are case-insensitive: so is the lookup. Field names
+// are lower case already; only the others pay for a copy.
 std::string lower(const std::string& name) {
+  if (std::none_of(name.begin(), name.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) return name;
   std::string out = name;
   for (char& c : out) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
@@ -84,7 +87,13 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
+// Event strings are bound without a copy (SQLITE_STATIC): they outlive the step.
 void bind_text(sqlite3_stmt* s, int i, const std::string& text) {
+  sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+}
+
+// Temporaries are copied.
+void bind_copy(sqlite3_stmt* s, int i, const std::string& text) {
   sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
 }
 
@@ -106,7 +115,8 @@ void bind_value(sqlite3_stmt* s, int i, const Event& v) {
   } else if (v.is_string()) {
     bind_text(s, i, v.get_ref<const std::string&>());
   } else {
-    bind_text(s, i, v.dump(-1, ' ', false, Event::error_handler_t::replace));
+    std::string text = v.dump(-1, ' ', false, Event::error_handler_t::replace);
+    sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
   }
 }
 
@@ -175,12 +185,12 @@ void SqliteStore::rollback() noexcept { sqlite3_exec(db_, "ROLLBACK", nullptr, n
 long SqliteStore::begin_run(const RunInfo& info) {
   Statement s(db_, "INSERT INTO pyebpf_runs (env, host, version, command_line, pids, started, started_us) "
                    "VALUES (?, ?, ?, ?, ?, ?, ?)");
-  bind_text(s.get(), 1, info.env);
-  bind_text(s.get(), 2, info.host);
-  bind_text(s.get(), 3, info.version);
-  bind_text(s.get(), 4, info.command_line);
-  bind_text(s.get(), 5, Event(info.pids).dump());
-  bind_text(s.get(), 6, iso8601_utc(info.started_us));
+  bind_copy(s.get(), 1, info.env);
+  bind_copy(s.get(), 2, info.host);
+  bind_copy(s.get(), 3, info.version);
+  bind_copy(s.get(), 4, info.command_line);
+  bind_copy(s.get(), 5, Event(info.pids).dump());
+  bind_copy(s.get(), 6, iso8601_utc(info.started_us));
   sqlite3_bind_int64(s.get(), 7, info.started_us);
   s.step();
   return static_cast<long>(sqlite3_last_insert_rowid(db_));
@@ -189,11 +199,11 @@ long SqliteStore::begin_run(const RunInfo& info) {
 void SqliteStore::end_run(long run_id, const RunEnd& end) {
   Statement s(db_, "UPDATE pyebpf_runs SET ended = ?, ended_us = ?, duration_s = ?, stop_reason = ?, summary = ? "
                    "WHERE run_id = ?");
-  bind_text(s.get(), 1, iso8601_utc(end.ended_us));
+  bind_copy(s.get(), 1, iso8601_utc(end.ended_us));
   sqlite3_bind_int64(s.get(), 2, end.ended_us);
   sqlite3_bind_double(s.get(), 3, end.duration_s);
-  bind_text(s.get(), 4, end.stop_reason);
-  bind_text(s.get(), 5, Event(end.summary_lines).dump(-1, ' ', false, Event::error_handler_t::replace));
+  bind_copy(s.get(), 4, end.stop_reason);
+  bind_copy(s.get(), 5, Event(end.summary_lines).dump(-1, ' ', false, Event::error_handler_t::replace));
   sqlite3_bind_int64(s.get(), 6, run_id);
   s.step();
 }
@@ -245,21 +255,31 @@ void SqliteStore::prepare_insert(Table& t) {
 }
 
 void SqliteStore::insert(long run_id, const Event& event) {
-  std::string metric = event.value("metric", std::string());
-  Table& t = table_for_metric(metric);
+  auto m = event.find("metric");
+  Table& t = table_for_metric(m != event.end() && m->is_string() ? m->get_ref<const std::string&>() : std::string());
+  // One lookup per field: its column, added first if the table lacks it.
+  slots_.clear();
   bool added = false;
-  for (const auto& [key, value] : event.items()) {
-    if (!key.empty() && !t.index.count(lower(key)) && lower(key) != "run_id") {
-      add_column(t, key, sql_type_of(value));
+  for (auto it = event.begin(); it != event.end(); ++it) {
+    const std::string& key = it.key();
+    auto col = t.index.find(key);
+    if (col == t.index.end()) col = t.index.find(lower(key));
+    int slot = -1;
+    if (col != t.index.end()) {
+      slot = col->second;
+    } else if (!key.empty() && lower(key) != "run_id") {
+      add_column(t, key, sql_type_of(it.value()));
+      slot = static_cast<int>(t.columns.size()) - 1;
       added = true;
     }
+    slots_.push_back(slot);
   }
   if (added) prepare_insert(t);
   sqlite3_stmt* s = t.insert;
   sqlite3_bind_int64(s, 1, run_id);
-  for (const auto& [key, value] : event.items()) {
-    auto it = t.index.find(lower(key));
-    if (it != t.index.end()) bind_value(s, it->second + 2, value);
+  std::size_t i = 0;
+  for (auto it = event.begin(); it != event.end(); ++it, ++i) {
+    if (slots_[i] >= 0) bind_value(s, slots_[i] + 2, it.value());
   }
   int rc = sqlite3_step(s);
   sqlite3_reset(s);

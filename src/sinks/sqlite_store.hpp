@@ -70,6 +70,7 @@ class SqliteStore {
   std::string path_;
   sqlite3* db_ = nullptr;
   std::map<std::string, Table> tables_;  // by metric
+  std::vector<int> slots_;               // insert(): column of each field
 };
 
 }  // namespace pyebpf::sinks
