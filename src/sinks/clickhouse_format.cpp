@@ -60,7 +60,7 @@ std::optional<Json> coerce(const Json& v, ColumnType type, const Dialect& d) {
     }
     case ColumnType::String:
     case ColumnType::Symbol:
-    case ColumnType::JsonText:
+    case ColumnType::Json:
       return Json(as_text(v));
     case ColumnType::UInt8: return integer_in(v, 0, 255);
     case ColumnType::UInt16: return integer_in(v, 0, 65535);
@@ -126,7 +126,7 @@ std::string type_sql(const Column& c, const Dialect& d) {
     case ColumnType::Float64: t = "Float64"; break;
     case ColumnType::Bool: t = "UInt8"; break;
     case ColumnType::StringArray: t = "Array(String)"; break;
-    case ColumnType::JsonText: t = "String"; break;
+    case ColumnType::Json: t = "String"; break;
   }
   // LowCardinality(Nullable(...)) is the only allowed nesting; Symbol columns are never nullable.
   return c.nullable ? "Nullable(" + t + ")" : t;
@@ -224,7 +224,7 @@ bool fits_as_is(const Json& v, ColumnType type) {
   switch (type) {
     case ColumnType::String:
     case ColumnType::Symbol:
-    case ColumnType::JsonText:
+    case ColumnType::Json:
       return v.is_string();
     case ColumnType::Float64:
       return v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()));

@@ -270,6 +270,13 @@ void Report::add(const Event& e) {
     std::string worker = str(e, "worker_thread_name", str(e, "worker_comm", "?"));
     if (handoff_by_worker_.size() < 256 || handoff_by_worker_.count(worker))
       handoff_by_worker_.try_emplace(worker, 10'000).first->second.add(d);
+  } else if (metric == "request_queue") {
+    ++rq_summaries_;
+    rq_picked_up_ += static_cast<std::uint64_t>(num(e, "picked_up").value_or(0));
+    rq_cancelled_ += static_cast<std::uint64_t>(num(e, "cancelled").value_or(0));
+    rq_queued_max_ = std::max(rq_queued_max_, num(e, "queued_max").value_or(0));
+    rq_oldest_ms_ = std::max(rq_oldest_ms_, num(e, "oldest_queued_ms").value_or(0));
+    rq_threads_max_ = std::max(rq_threads_max_, num(e, "threads_used").value_or(0));
   } else if (metric == "host_net_health") {
     ++snapshots_;
     auto w = e.find("warnings");
@@ -402,9 +409,16 @@ void Report::render_tcp(std::string& out) const {
 }
 
 void Report::render_handoff(std::string& out) const {
-  if (handoff_.count() == 0) return;
+  if (handoff_.count() == 0 && rq_summaries_ == 0) return;
   heading(out, fmt::format("Request handoff (queued to picked up by a worker)  [handoff: {} requests]",
                            handoff_.count()));
+  if (rq_summaries_ > 0) {
+    out += fmt::format("  request_queue ({} summaries): {} picked up, {} cancelled; at most {} waiting, oldest {} ms, "
+                       "{} worker threads\n",
+                       rq_summaries_, rq_picked_up_, rq_cancelled_, rq_queued_max_, ms(rq_oldest_ms_),
+                       rq_threads_max_);
+  }
+  if (handoff_.count() == 0) return;
   std::vector<std::vector<std::string>> rows;
   auto row = [&](const std::string& name, const Distribution& d) {
     rows.push_back({name, count_text(d.count()), ms(d.percentile(0.5)), ms(d.percentile(0.99)), ms(d.max())});

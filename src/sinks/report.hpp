@@ -106,8 +106,10 @@ class Report {
   std::uint64_t accept_queue_full_ = 0;
   std::map<std::string, std::uint64_t> loss_events_;
   std::map<std::string, std::uint64_t> loss_peers_;
-  // handoff
+  // handoff, and its request_queue summaries
   Distribution handoff_;
+  std::uint64_t rq_summaries_ = 0, rq_picked_up_ = 0, rq_cancelled_ = 0;
+  double rq_queued_max_ = 0, rq_oldest_ms_ = 0, rq_threads_max_ = 0;
   std::map<std::string, Distribution> handoff_by_worker_;
   // host_net_health
   std::uint64_t snapshots_ = 0;

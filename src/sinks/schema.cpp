@@ -119,33 +119,53 @@ std::vector<TableSchema> build() {
                                        {"snd_wnd", T::UInt32},
                                        {"rcv_wnd", T::UInt32},
                                        {"suppressed", T::UInt64, true}})});
+  // handoff's periodic summary (not a table of the original tool, whose
+  // equivalents went to Elasticsearch).
+  t.push_back({"request_queue", "ebpf_request_queue",
+               concat(host_columns(), {{"pid", T::UInt32},
+                                       {"container_pid", T::UInt32},
+                                       {"comm", T::Symbol},
+                                       {"interval_s", T::Float64},
+                                       {"queued_now", T::UInt64},
+                                       {"queued_max", T::UInt64},
+                                       {"oldest_queued_ms", T::Float64},
+                                       {"queued", T::UInt64},
+                                       {"picked_up", T::UInt64},
+                                       {"cancelled", T::UInt64},
+                                       {"served_inline", T::UInt64},
+                                       {"peer_closed", T::UInt64},
+                                       {"handoff_mean_ms", T::Float64},
+                                       {"handoff_p50_ms", T::Float64},
+                                       {"handoff_p99_ms", T::Float64},
+                                       {"threads_used", T::UInt32}})});
+  std::vector<Column> net;
+  for (const char* c : {"established_inbound", "established_outbound", "time_wait", "close_wait", "syn_sent",
+                        "syn_recv", "fin_wait", "last_ack", "closing", "listen", "sockets", "max_time_wait_one_dst",
+                        "ephemeral_ports"})
+    net.push_back({c, T::UInt32});
+  // Interface and conntrack figures are -1 where the driver/kernel has none.
+  for (const char* c : {"delta_bw_in", "delta_bw_out", "delta_pps", "delta_conntrack", "delta_linklocal",
+                        "conntrack_available", "total_bw_in", "total_bw_out", "total_pps", "rx_bytes", "tx_bytes",
+                        "rx_packets", "tx_packets", "rx_errors", "tx_errors", "rx_dropped", "tx_dropped",
+                        "delta_rx_bytes", "delta_tx_bytes", "delta_rx_packets", "delta_tx_packets", "delta_rx_errors",
+                        "delta_tx_errors", "delta_rx_dropped", "delta_tx_dropped", "conntrack_count", "conntrack_max"})
+    net.push_back({c, T::Int64});
   t.push_back({"host_net_health", "ebpf_host_net_health",
-               concat(host_columns(), {{"interface", T::Symbol},
-                                       {"interval_s", T::UInt32},
-                                       {"established_inbound", T::UInt32},
-                                       {"established_outbound", T::UInt32},
-                                       {"time_wait", T::UInt32},
-                                       {"close_wait", T::UInt32},
-                                       {"syn_sent", T::UInt32},
-                                       {"syn_recv", T::UInt32},
-                                       {"fin_wait", T::UInt32},
-                                       {"last_ack", T::UInt32},
-                                       {"closing", T::UInt32},
-                                       {"max_time_wait_one_dst", T::UInt32},
-                                       {"port_util_pct", T::Float64},
-                                       {"delta_bw_in", T::Int64},
-                                       {"delta_bw_out", T::Int64},
-                                       {"delta_pps", T::Int64},
-                                       {"delta_conntrack", T::Int64},
-                                       {"delta_linklocal", T::Int64},
-                                       {"conntrack_available", T::Int64},
-                                       {"conntrack_count", T::Int64, true},
-                                       {"total_bw_in", T::Int64},
-                                       {"total_bw_out", T::Int64},
-                                       {"total_pps", T::Int64},
-                                       {"time_wait_top_dst_json", T::JsonText},
-                                       {"fd_usage_json", T::JsonText},
-                                       {"warnings", T::StringArray}})});
+               concat(concat(host_columns(), {{"netns", T::UInt64},
+                                              {"netns_of", T::Symbol},
+                                              {"pid", T::UInt32, true},
+                                              {"pids", T::Json},
+                                              {"interface", T::Symbol},
+                                              {"driver", T::Symbol},
+                                              {"interval_s", T::UInt32},
+                                              {"window_s", T::Float64},
+                                              {"time_wait_top_dst", T::Json},
+                                              {"port_util_pct", T::Float64},
+                                              {"port_util_dst", T::String},
+                                              {"fd_usage", T::Json},
+                                              {"fd_util_max_pct", T::Float64},
+                                              {"warnings", T::StringArray}}),
+                      net)});
   return t;
 }
 

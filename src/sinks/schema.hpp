@@ -24,7 +24,7 @@ enum class ColumnType {
   Float64,
   Bool,
   StringArray,  // JSON array of strings (kernel/user stacks, warnings)
-  JsonText,     // JSON kept as text: a string as is, anything else serialised
+  Json,         // any JSON (lists of objects): ClickHouse String holding the JSON, SQLite JSON
 };
 
 struct Column {

@@ -37,6 +37,7 @@ const char* sql_type(ColumnType t) {
     case ColumnType::Bool:
       return "BOOLEAN";
     case ColumnType::StringArray:
+    case ColumnType::Json:
       return "JSON";
     default:
       return "TEXT";

@@ -314,8 +314,8 @@ TEST_F(ClickHouseE2E, RowsEqualStdoutForAPasswordProtectedUser) {
   // Every table of the original tool exists, with the server's types.
   auto tables = split(server_->query("SHOW TABLES FROM " + db_), '\n');
   EXPECT_EQ(tables, (std::vector<std::string>{"ebpf_gc_pause", "ebpf_gil_wait", "ebpf_handoff", "ebpf_host_net_health",
-                                              "ebpf_off_cpu", "ebpf_py_stacks", "ebpf_tcp_accept", "ebpf_tcp_connect",
-                                              "ebpf_tcp_loss"}));
+                                              "ebpf_off_cpu", "ebpf_py_stacks", "ebpf_request_queue", "ebpf_tcp_accept",
+                                              "ebpf_tcp_connect", "ebpf_tcp_loss"}));
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   EXPECT_EQ(server_->query("SELECT DISTINCT host FROM " + db_ + ".ebpf_py_stacks"), std::string(host) + "\n");
@@ -475,9 +475,11 @@ TEST_F(ClickHouseE2E, EveryTrackersEventLandsInItsTable) {
                     {"total_retrans", 1}, {"lost_out", 0}, {"snd_wnd", 65535}, {"rcv_wnd", 65535}});
   events.push_back({{"metric", "host_net_health"}, {"env", "e2e"}, {"ts", ts}, {"ts_us", 1}, {"interface", "eth0"},
                     {"interval_s", 30}, {"close_wait", 150}, {"port_util_pct", 12.5}, {"total_pps", -1},
-                    {"time_wait_top_dst_json", R"([{"dst":"10.0.0.2","count":3}])"}, {"fd_usage_json", "[]"},
+                    {"time_wait_top_dst", {{{"dst", "10.0.0.2:5432"}, {"count", 3}}}}, {"fd_usage", Event::array()},
                     {"warnings", {"close_wait=150 (possible fd leak)"}}, {"a_field_added_later", 7}});
-  events.push_back({{"metric", "request_queue"}, {"env", "e2e"}, {"ts", ts}, {"ts_us", 1}, {"queued", 4}});
+  events.push_back({{"metric", "request_queue"}, {"env", "e2e"}, {"ts", ts}, {"ts_us", 1}, {"queued", 4},
+                    {"handoff_p99_ms", 12.5}});
+  events.push_back({{"metric", "queue_depth"}, {"env", "e2e"}, {"ts", ts}, {"ts_us", 1}, {"depth", 4}});
 
   {
     sinks::ClickHouseSink sink({server_->url(), "default", "", db_, 5000, 30, 1000}, "host-x");
@@ -498,9 +500,13 @@ TEST_F(ClickHouseE2E, EveryTrackersEventLandsInItsTable) {
   EXPECT_EQ(one("SELECT dst_ip, dst_port, outcome FROM " + db_ + ".ebpf_tcp_connect"), "::1\t5432\tsuccess\n");
   EXPECT_EQ(one("SELECT accept_dwell_us, accept_queue_len FROM " + db_ + ".ebpf_tcp_accept"), "2500\t3\n");
   EXPECT_EQ(one("SELECT event, dst_port, tcp_state FROM " + db_ + ".ebpf_tcp_loss"), "retransmit\t443\tESTABLISHED\n");
-  EXPECT_EQ(one("SELECT close_wait, total_pps, warnings, extra FROM " + db_ + ".ebpf_host_net_health"),
-            "150\t-1\t['close_wait=150 (possible fd leak)']\t{\"a_field_added_later\":7}\n");
-  EXPECT_EQ(one("SELECT extra FROM " + db_ + ".ebpf_request_queue"), "{\"queued\":4}\n");
+  EXPECT_EQ(one("SELECT close_wait, total_pps, time_wait_top_dst, warnings, extra FROM " + db_ +
+                ".ebpf_host_net_health"),
+            "150\t-1\t[{\"dst\":\"10.0.0.2:5432\",\"count\":3}]\t['close_wait=150 (possible fd leak)']\t"
+            "{\"a_field_added_later\":7}\n");
+  EXPECT_EQ(one("SELECT queued, handoff_p99_ms FROM " + db_ + ".ebpf_request_queue"), "4\t12.5\n");
+  // A metric no schema knows: its own table, its fields in extra.
+  EXPECT_EQ(one("SELECT extra FROM " + db_ + ".ebpf_queue_depth"), "{\"depth\":4}\n");
 }
 
 TEST_F(ClickHouseE2E, OneBadRowInABatchOfThousandsCostsOnlyThatRow) {

@@ -59,10 +59,11 @@ TEST(ClickHouseDdl, EveryOriginalTableExists) {
     for (const auto& t : known_tables()) found |= t.table == table;
     EXPECT_TRUE(found) << table;
   }
-  EXPECT_EQ(known_tables().size(), 9u);
-  // Metrics without a schema get their own table, never a known one.
+  EXPECT_EQ(known_tables().size(), 10u);  // and handoff's request_queue summaries
   EXPECT_EQ(table_for("request_queue").table, "ebpf_request_queue");
-  EXPECT_FALSE(table_for("request_queue").known);
+  // Metrics without a schema get their own table, never a known one.
+  EXPECT_EQ(table_for("queue_depth").table, "ebpf_queue_depth");
+  EXPECT_FALSE(table_for("queue_depth").known);
   EXPECT_EQ(table_for("py_stacks").table, "ebpf_py_stacks_other");
   EXPECT_EQ(table_for("Weird Name!").table, "ebpf_weird_name_");
 }
@@ -134,12 +135,12 @@ TEST(ClickHouseRow, TypesOfOtherTrackers) {
 
   RowEncoder hnh(table_for("host_net_health"), kLegacy, "h");
   Json h = {{"metric", "host_net_health"},
-            {"time_wait_top_dst_json", Json::array({{{"dst", "10.0.0.1"}, {"count", 3}}})},
-            {"fd_usage_json", "[]"},
+            {"time_wait_top_dst", Json::array({{{"dst", "10.0.0.1:5432"}, {"count", 3}}})},
+            {"fd_usage", Json::array()},
             {"total_pps", -1}};
   Json hrow = Json::parse(hnh.encode(h));
-  EXPECT_EQ(hrow["time_wait_top_dst_json"], R"([{"dst":"10.0.0.1","count":3}])");
-  EXPECT_EQ(hrow["fd_usage_json"], "[]");
+  EXPECT_EQ(hrow["time_wait_top_dst"], R"([{"dst":"10.0.0.1:5432","count":3}])");
+  EXPECT_EQ(hrow["fd_usage"], "[]");
   EXPECT_EQ(hrow["total_pps"], -1);
   EXPECT_FALSE(hrow.contains("extra"));
 }

@@ -207,6 +207,10 @@ TEST(Report, HandoffAndHostNetHealth) {
     e["worker_thread_name"] = i % 2 ? "ThreadPoolExecutor-0_0" : "ThreadPoolExecutor-0_1";
     r.add(e);
   }
+  for (int i = 0; i < 3; ++i) {
+    r.add({{"metric", "request_queue"}, {"picked_up", 10}, {"cancelled", i}, {"queued_max", 2 + i},
+           {"oldest_queued_ms", 1.5 * i}, {"threads_used", 2}});
+  }
   for (int i = 0; i < 2; ++i) {
     Json h = {{"metric", "host_net_health"}, {"established_inbound", 5}, {"established_outbound", 7},
               {"time_wait", 3},              {"close_wait", 150},       {"syn_sent", 0},
@@ -217,6 +221,10 @@ TEST(Report, HandoffAndHostNetHealth) {
   expect_fits(text);
   EXPECT_NE(line_with(text, " all ").find("10 5.000 10.000 10.000"), std::string::npos) << text;
   EXPECT_NE(line_with(text, "ThreadPoolExecutor-0_1").find("5 6.000 10.000 10.000"), std::string::npos);
+  EXPECT_NE(text.find("request_queue (3 summaries): 30 picked up, 3 cancelled; at most 4 waiting, oldest 3.000 ms, "
+                      "2 worker threads"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("[host_net_health: 2 snapshots]"), std::string::npos);
   EXPECT_NE(text.find("5 established in / 7 out, 3 time_wait, 150 close_wait"), std::string::npos) << text;
   EXPECT_NE(line_with(text, "possible fd leak").find(" 2 close_wait=150"), std::string::npos) << text;
