@@ -413,10 +413,10 @@ void Report::render_handoff(std::string& out) const {
   heading(out, fmt::format("Request handoff (queued to picked up by a worker)  [handoff: {} requests]",
                            handoff_.count()));
   if (rq_summaries_ > 0) {
-    out += fmt::format("  request_queue ({} summaries): {} picked up, {} cancelled; at most {} waiting, oldest {} ms, "
-                       "{} worker threads\n",
-                       rq_summaries_, rq_picked_up_, rq_cancelled_, rq_queued_max_, ms(rq_oldest_ms_),
-                       rq_threads_max_);
+    wrapped(out, "  request_queue:",
+            {fmt::format("{} summaries", rq_summaries_), fmt::format("{} picked up", rq_picked_up_),
+             fmt::format("{} cancelled", rq_cancelled_), fmt::format("at most {} waiting", rq_queued_max_),
+             fmt::format("oldest wait {} ms", ms(rq_oldest_ms_)), fmt::format("{} worker threads", rq_threads_max_)});
   }
   if (handoff_.count() == 0) return;
   std::vector<std::vector<std::string>> rows;
