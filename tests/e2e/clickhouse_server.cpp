@@ -150,6 +150,13 @@ void ClickHouseServer::stop() {
   pid_ = -1;
 }
 
+void ClickHouseServer::crash() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
 std::string ClickHouseServer::query(const std::string& sql) const {
   auto [status, body] = post(url() + "/", sql);
   if (status != 200) throw std::runtime_error("ClickHouse query failed (" + std::to_string(status) + "): " + sql + ": " + body);

@@ -22,7 +22,8 @@ class ClickHouseServer {
   ClickHouseServer& operator=(const ClickHouseServer&) = delete;
 
   void start();  // again after stop(): same ports, same data
-  void stop();   // SIGTERM, waits for exit
+  void stop();   // SIGTERM, waits for exit (a graceful stop serves open connections for a while)
+  void crash();  // SIGKILL: gone at once, as after a crash or a network cut
   bool running() const { return pid_ > 0; }
 
   std::string url() const;

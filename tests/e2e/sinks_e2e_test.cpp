@@ -358,7 +358,7 @@ TEST_F(ClickHouseE2E, ServerStoppedMidRunEventsLandWhenItReturns) {
   EXPECT_NE(cmdline.find("--clickhouse-password"), std::string::npos);
   workload.go();
   std::this_thread::sleep_for(2s);
-  server_->stop();
+  server_->crash();
   ASSERT_TRUE(pyebpf.child().wait_for_stderr("retrying with backoff", 20s)) << pyebpf.stderr_text();
   std::this_thread::sleep_for(2s);
   server_->start();
@@ -378,7 +378,7 @@ TEST_F(ClickHouseE2E, QueueFullWhileServerIsDownCountsEveryDrop) {
   Workload workload(python(), "named_threads.py", {"6", "Alpha", "Beta"});
   Pyebpf pyebpf(base_args(workload.pid()) + ch_args({"--ch-queue-max", "40"}));
   pyebpf.wait_ready();
-  server_->stop();
+  server_->crash();
   workload.go();
   ASSERT_TRUE(pyebpf.child().wait_for_stderr("dropping new events", 20s)) << pyebpf.stderr_text();
   server_->start();
