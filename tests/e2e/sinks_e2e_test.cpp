@@ -406,11 +406,15 @@ TEST_F(ClickHouseE2E, BadRowsAreRejectedAloneAndTheGoodOnesLand) {
                  ".ebpf_py_stacks (env String, host String, ts DateTime('UTC'), ts_us Int64, tid UInt32, "
                  "thread_name Enum8('Good-1' = 1, 'Good-2' = 2)) ENGINE = MergeTree ORDER BY ts");
   Workload workload(python(), "named_threads.py", {"3", "Good-1", "Bad-1", "Good-2"});
-  Pyebpf pyebpf(base_args(workload.pid()) + ch_args({"--pystack-frequency", "299"}));
+  // Every bad row costs about log2(batch) inserts to isolate: on a loaded
+  // 2-core machine that can outlast the default 10 s flush at exit.
+  Pyebpf pyebpf(base_args(workload.pid()) +
+                ch_args({"--pystack-frequency", "199", "--flush-timeout", "120"}));
   pyebpf.wait_ready();
   workload.go();
   workload.result();
-  pyebpf.stop();
+  pyebpf.child().signal(SIGINT);
+  pyebpf.wait_exit(150s);
   ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
   std::vector<Json> good, bad;
   for (const auto& e : pyebpf.events("py_stack")) {
@@ -422,6 +426,7 @@ TEST_F(ClickHouseE2E, BadRowsAreRejectedAloneAndTheGoodOnesLand) {
   ASSERT_GT(bad.size(), 10u);
   EXPECT_EQ(clickhouse_keys(), keys_of(good));
   const std::string err = pyebpf.stderr_text();
+  EXPECT_EQ(number_before(err, "rows inserted"), static_cast<long long>(good.size())) << err;
   EXPECT_EQ(number_before(err, "rejected as bad data"), static_cast<long long>(bad.size())) << err;
   EXPECT_NE(err.find("rejected a row"), std::string::npos) << err;
   EXPECT_NE(err.find("Bad-1"), std::string::npos) << "the log names the bad row";
