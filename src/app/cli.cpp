@@ -36,6 +36,17 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   py_stack->add_option("--pystack-frequency", o.pystack_frequency, "Samples per second per CPU (default 99)")
       ->check(CLI::Range(1u, 10000u));
 
+  auto* gc = cli.add_option_group("gc", "Garbage-collection pauses");
+  gc->add_option("--gc-min-ms", o.gc_min_ms,
+                 "Report only collections at least this long, in ms (default 0: every one); filtered in BPF")
+      ->check(CLI::NonNegativeNumber);
+  gc->add_option("--gc-py-enable", o.gc_py_enable,
+                 "Python stack of the code that triggered each collection: true or false (default true)");
+  gc->add_flag("--no-gc-py-enable{false}", o.gc_py_enable, "Same as --gc-py-enable false");
+  gc->add_option("--gc-hook", o.gc_hook,
+                 "auto (default: USDT probes where the build has them, else uprobes), usdt, or uprobe")
+      ->check(CLI::IsMember({"auto", "usdt", "uprobe"}));
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -18,6 +18,10 @@ struct Options {
   int verbosity = 0;                // -v debug, -vv trace (libbpf and verifier output)
 
   unsigned pystack_frequency = 99;  // Hz
+
+  double gc_min_ms = 0.0;           // gc: collections shorter than this are dropped in BPF
+  bool gc_py_enable = true;         // gc: Python stack of the code that triggered the collection
+  std::string gc_hook = "auto";     // gc: auto | usdt | uprobe
 };
 
 }  // namespace pyebpf::app
