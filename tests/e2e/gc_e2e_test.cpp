@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -16,20 +18,50 @@ using namespace std::chrono_literals;
 
 bool is_debian(const PythonBuild& build) { return build.label.rfind("debian", 0) == 0; }
 
-// A collection the workload saw is "undisturbed" when its thread was on a CPU
-// for the whole window (wall time == thread CPU time): then the only
-// difference from pyebpf's measure is the few instructions between the
-// callbacks and the probes. A thread preempted inside the window can have
-// been preempted just outside pyebpf's (or the reverse on 3.13, where the
-// callbacks run inside gc_collect_main), so its duration proves nothing.
-bool undisturbed(const Json& record) {
-  return record.at("wall_ms").get<double>() - record.at("cpu_ms").get<double>() <= 0.1;
+// Where the hooked span lies relative to the gc.callbacks window the
+// workload measures. Both use CLOCK_MONOTONIC (time.perf_counter and
+// bpf_ktime_get_ns), so the containment is exact:
+//  - USDT gc__start/gc__done, and the collector on 3.8-3.12, run inside the
+//    "start" and "stop" callbacks: pyebpf's pause <= the workload's window;
+//  - 3.13's gc_collect_main calls the callbacks itself: pyebpf's pause >=
+//    the window, and longer by whatever the callbacks wait for (the GIL, when
+//    another thread wants it: Python code in a callback can drop it).
+bool callbacks_inside(const PythonBuild& build) { return !is_debian(build) && build.minor >= 13; }
+
+// Collections during which the thread never left its CPU, judged from its
+// context-switch counts (see gc_pauses.py): then only a few instructions
+// separate the callbacks from the probes and the durations must agree. A
+// thread switched out may have been switched out just outside pyebpf's span
+// (or inside it but outside the callbacks, on 3.13), so only containment
+// holds for it. With the callbacks inside, the span ends after the "stop"
+// callback has returned, so quiet also needs no switch until the thread's
+// next collection starts; its last collection is never quiet then.
+std::vector<bool> quiet_collections(const Json& records, bool callbacks_inside) {
+  std::vector<bool> quiet(records.size(), false);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& sw = records[i].at("sw");
+    if (!(sw[0] == sw[1] && sw[1] == sw[2])) continue;
+    if (!callbacks_inside) {
+      quiet[i] = true;
+      continue;
+    }
+    for (std::size_t j = i + 1; j < records.size(); ++j) {
+      if (records[j].at("tid") != records[i].at("tid")) continue;
+      quiet[i] = records[j].at("sw")[1] == sw[3];
+      break;
+    }
+  }
+  return quiet;
 }
 
-std::vector<Json> pauses_of(const Pyebpf& pyebpf, pid_t pid) {
+// pyebpf's gc_pause events for `pid`, in start order: those read while the
+// workload ran (`early`) and those read after pyebpf stopped.
+std::vector<Json> pauses_of(const std::vector<Json>& early, const Pyebpf& pyebpf, pid_t pid) {
   std::vector<Json> out;
-  for (const auto& e : pyebpf.events("gc_pause")) {
-    if (e.at("pid").get<pid_t>() == pid) out.push_back(e);
+  for (const auto* events : {&early, &pyebpf.events()}) {
+    for (const auto& e : *events) {
+      if (e.value("metric", "") == "gc_pause" && e.at("pid").get<pid_t>() == pid) out.push_back(e);
+    }
   }
   std::stable_sort(out.begin(), out.end(), [](const Json& a, const Json& b) { return a.at("ts_us") < b.at("ts_us"); });
   return out;
@@ -50,14 +82,32 @@ long summary_count(const std::string& stderr_text, const std::string& label) {
 
 class GcE2E : public ::testing::TestWithParam<PythonBuild> {
  protected:
+  // Starts the workload once pyebpf traces, waits for its RESULT while
+  // reading pyebpf's output (so pyebpf never blocks on a full pipe and names
+  // threads while they still run), then stops pyebpf.
   Json profile(Workload& workload, Pyebpf& pyebpf) {
     pyebpf.wait_ready();
     workload.go();
-    Json result = workload.result();
+    std::optional<Json> result;
+    auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (!result && std::chrono::steady_clock::now() < deadline) {
+      if (auto line = workload.child().wait_for_line("RESULT ", 20ms)) result = Json::parse(*line);
+      while (auto line = pyebpf.child().read_line(0ms)) {
+        auto event = Json::parse(*line, nullptr, false);
+        if (event.is_discarded()) {
+          ADD_FAILURE() << "pyebpf printed a line that is not JSON: " << *line;
+          continue;
+        }
+        early_.push_back(std::move(event));
+      }
+    }
     pyebpf.stop();
     EXPECT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
-    return result;
+    if (!result) throw std::runtime_error("workload gave no RESULT: " + workload.child().stderr_text());
+    return *result;
   }
+  std::vector<Json> pauses(const Pyebpf& pyebpf, pid_t pid) const { return pauses_of(early_, pyebpf, pid); }
+  std::vector<Json> early_;
   std::vector<std::string> args(pid_t pid, std::vector<std::string> extra = {}) {
     std::vector<std::string> a{"-p", std::to_string(pid), "-e", "e2e", "--enable", "gc"};
     a.insert(a.end(), extra.begin(), extra.end());
@@ -71,11 +121,14 @@ TEST_P(GcE2E, SeesEveryCollectionWithGenerationCountsAndDuration) {
   Json truth = profile(workload, pyebpf);
 
   const auto& records = truth.at("collections");
-  auto events = pauses_of(pyebpf, workload.pid());
+  auto events = pauses(pyebpf, workload.pid());
   ASSERT_GT(records.size(), 50u) << "the workload should trigger many collections";
   ASSERT_EQ(events.size(), records.size()) << pyebpf.stderr_text();
 
+  const bool inside = callbacks_inside(GetParam());
+  const auto quiet = quiet_collections(records, inside);
   std::set<int> generations;
+  std::set<std::string> threads;
   std::size_t judged = 0;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const Json& r = records[i];
@@ -90,15 +143,23 @@ TEST_P(GcE2E, SeesEveryCollectionWithGenerationCountsAndDuration) {
     EXPECT_EQ(e.at("ts"), e.at("start_time"));
     EXPECT_LE(e.at("start_time").get<std::string>(), e.at("end_time").get<std::string>());
     generations.insert(r.at("generation").get<int>());
-    if (!undisturbed(r)) continue;
+    threads.insert(r.at("thread").get<std::string>());
+
+    // Containment, whatever the scheduler did (5 us for float rounding).
+    const double wall = r.at("wall_ms").get<double>(), pause = e.at("duration_ms").get<double>();
+    if (inside) {
+      EXPECT_GE(pause, wall - 0.005);
+    } else {
+      EXPECT_LE(pause, wall + 0.005);
+    }
+    if (!quiet[i]) continue;
     ++judged;
-    double wall = r.at("wall_ms").get<double>();
-    EXPECT_NEAR(e.at("duration_ms").get<double>(), wall, std::max(0.5, 0.2 * wall));
-    // Both clocks are the host's: the starts agree to well under a millisecond.
+    EXPECT_NEAR(pause, wall, std::max(0.5, 0.2 * wall));
     EXPECT_NEAR(e.at("ts_us").get<double>(), r.at("epoch_us").get<double>(), 1000);
   }
+  EXPECT_EQ(threads, (std::set<std::string>{"MainThread", "Churner-1"}));
   EXPECT_EQ(generations, (std::set<int>{0, 1, 2}));
-  EXPECT_GE(judged, records.size() / 2) << "too few collections ran undisturbed to judge durations";
+  EXPECT_GE(judged, 20u) << "too few collections ran without a context switch to judge durations";
 
   const std::string& err = pyebpf.stderr_text();
   const std::string hook = is_debian(GetParam()) ? "USDT python:gc__start"
@@ -109,13 +170,13 @@ TEST_P(GcE2E, SeesEveryCollectionWithGenerationCountsAndDuration) {
   EXPECT_EQ(summary_count(err, "lost"), 0) << err;
 }
 
-TEST_P(GcE2E, StackShowsTheAllocatingFunctionAndTheExplicitCall) {
+TEST_P(GcE2E, StackIsTheOneTheCollectionRanIn) {
   Workload workload(GetParam(), "gc_pauses.py", {"1"});
   Pyebpf pyebpf(args(workload.pid()));
   Json truth = profile(workload, pyebpf);
 
   const auto& records = truth.at("collections");
-  auto events = pauses_of(pyebpf, workload.pid());
+  auto events = pauses(pyebpf, workload.pid());
   ASSERT_EQ(events.size(), records.size()) << pyebpf.stderr_text();
   const std::string file = truth.at("file");
   const auto& lines = truth.at("lines");
@@ -126,19 +187,24 @@ TEST_P(GcE2E, StackShowsTheAllocatingFunctionAndTheExplicitCall) {
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
   };
 
-  std::size_t automatic = 0, in_allocator = 0, at_allocation = 0;
+  // Every stack equals the one the gc callback saw below itself: the frames
+  // of the code whose allocation triggered the collection (3.8-3.11: the
+  // allocating line itself; 3.12+ run the collection at the next eval-breaker
+  // check, usually a backward jump of the same loop).
+  std::size_t automatic = 0, at_allocation = 0;
   std::vector<std::string> explicit_stacks;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const std::string stack = events[i].at("py_stack");
-    EXPECT_EQ(events[i].at("py_stack_depth").get<int>(), static_cast<int>(std::count(stack.begin(), stack.end(), ';')) + 1)
-        << stack;
-    if (records[i].at("explicit").get<bool>()) {
+    ASSERT_EQ(stack, records[i].at("stack").get<std::string>()) << "collection " << i << ": " << describe(records[i]);
+    EXPECT_EQ(events[i].at("py_stack_depth").get<int>(), static_cast<int>(std::count(stack.begin(), stack.end(), ';')) + 1);
+    if (records[i].at("phase") == "explicit") {
       explicit_stacks.push_back(stack);
       continue;
     }
     ++automatic;
-    in_allocator += stack.find("make_cycles (" + file + ":") != std::string::npos;
-    at_allocation += ends_with(stack, frame("make_cycles", "alloc_a")) || ends_with(stack, frame("make_cycles", "alloc_b"));
+    at_allocation += GetParam().minor <= 11 ? ends_with(stack, frame("make_cycles", "alloc_a")) ||
+                                                   ends_with(stack, frame("make_cycles", "alloc_b"))
+                                             : stack.find("make_cycles (" + file + ":") != std::string::npos;
   }
   // gc.collect(0), (1), (2): the leaf frame is the line that called it.
   ASSERT_EQ(explicit_stacks.size(), 3u);
@@ -147,50 +213,64 @@ TEST_P(GcE2E, StackShowsTheAllocatingFunctionAndTheExplicitCall) {
     EXPECT_TRUE(ends_with(explicit_stacks[g], frame("explicit_collections", markers[g]))) << explicit_stacks[g];
     EXPECT_EQ(explicit_stacks[g].rfind("<module> (" + file + ":", 0), 0u) << "root frame first: " << explicit_stacks[g];
   }
-  // Automatic collections run inside the allocation that crossed the
-  // threshold, all in make_cycles here. Up to 3.11 the leaf frame is the
-  // allocating line itself; 3.12+ defer the collection to the next
-  // eval-breaker check (a backward jump or call in the same function).
+  // The churn is nearly all the workload's allocations: the allocating
+  // function shows up in (almost) every automatic collection.
   ASSERT_GT(automatic, 20u);
-  EXPECT_EQ(in_allocator, automatic);
-  if (GetParam().minor <= 11) {
-    EXPECT_EQ(at_allocation, automatic);
-  }
+  EXPECT_GE(at_allocation, automatic * 95 / 100);
 }
 
 TEST_P(GcE2E, MinMsDropsShorterCollectionsInBpf) {
-  constexpr double kMinMs = 5.0;
-  // 300k live objects: full collections take well over kMinMs, young ones far less.
-  Workload workload(GetParam(), "gc_pauses.py", {"1", "300000"});
-  Pyebpf pyebpf(args(workload.pid(), {"--gc-min-ms", "5"}));
+  constexpr double kMinMs = 2.0;
+  // One thread; 300k live objects and four more gc.collect(2): full
+  // collections use well over kMinMs of CPU, young ones far less.
+  Workload workload(GetParam(), "gc_pauses.py", {"1", "300000", "1", "4"});
+  Pyebpf pyebpf(args(workload.pid(), {"--gc-min-ms", "2"}));
   Json truth = profile(workload, pyebpf);
 
   const auto& records = truth.at("collections");
-  auto events = pauses_of(pyebpf, workload.pid());
-  for (const auto& e : events) EXPECT_GE(e.at("duration_ms").get<double>(), kMinMs) << e.dump();
-  // Match reported pauses to the workload's records in order.
-  std::size_t next = 0, must = 0;
+  auto events = pauses(pyebpf, workload.pid());
+  ASSERT_GT(records.size(), events.size());
+  // Each reported pause is the recorded collection whose callbacks window
+  // contains its span (or lies inside it, on 3.13); collections never overlap.
+  // 0.2 ms of slack for the realtime/monotonic conversion.
+  const bool inside = callbacks_inside(GetParam());
   std::vector<bool> reported(records.size(), false);
   for (const auto& e : events) {
-    while (next < records.size() && !(records[next].at("generation") == e.at("generation") &&
-                                      records[next].at("collected") == e.at("collected") &&
-                                      records[next].at("tid") == e.at("tid")))
-      ++next;
-    ASSERT_LT(next, records.size()) << "reported pause matches no recorded collection: " << e.dump();
-    reported[next++] = true;
+    EXPECT_GE(e.at("duration_ms").get<double>(), kMinMs) << e.dump();
+    const double start = e.at("ts_us").get<double>(), end = start + e.at("duration_ms").get<double>() * 1000;
+    std::size_t match = records.size();
+    for (std::size_t i = 0; i < records.size() && match == records.size(); ++i) {
+      const double r_start = records[i].at("epoch_us").get<double>();
+      const double r_end = r_start + records[i].at("wall_ms").get<double>() * 1000;
+      const bool contains = inside ? (start <= r_start + 200 && r_end <= end + 200)
+                                   : (r_start <= start + 200 && end <= r_end + 200);
+      if (contains && records[i].at("generation") == e.at("generation")) match = i;
+    }
+    ASSERT_LT(match, records.size()) << "reported pause matches no recorded collection: " << e.dump();
+    EXPECT_EQ(records[match].at("collected"), e.at("collected"));
+    EXPECT_FALSE(reported[match]) << "two pauses for one collection: " << describe(records[match]);
+    reported[match] = true;
   }
+  // Which collections had to be reported and which not, from the workload's
+  // measures alone: a collection that used well more CPU than the threshold
+  // lasted longer than it; one whose callbacks window is shorter was
+  // shorter, where the span lies inside the window; otherwise only a quiet
+  // one can tell.
+  const auto quiet = quiet_collections(records, inside);
+  std::size_t must = 0, must_not = 0;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const Json& r = records[i];
-    if (!undisturbed(r)) continue;
-    double wall = r.at("wall_ms").get<double>();
-    if (wall >= kMinMs + 0.5) {
+    const double wall = r.at("wall_ms").get<double>();
+    if (r.at("cpu_ms").get<double>() >= kMinMs + 0.5 || (quiet[i] && wall >= kMinMs + 0.5)) {
       ++must;
       EXPECT_TRUE(reported[i]) << "not reported: " << describe(r);
-    } else if (wall < kMinMs - 0.5) {
+    } else if ((!inside && wall < kMinMs - 0.005) || (quiet[i] && wall < kMinMs - 0.5)) {
+      ++must_not;
       EXPECT_FALSE(reported[i]) << "reported although short: " << describe(r);
     }
   }
-  EXPECT_GE(must, 1u) << "no undisturbed collection was long enough to test the threshold";
+  EXPECT_GE(must, 4u) << "too few collections long enough to test the threshold";
+  EXPECT_GE(must_not, 20u) << "too few collections short enough to test the threshold";
   const std::string& err = pyebpf.stderr_text();
   EXPECT_EQ(summary_count(err, "below --gc-min-ms"), static_cast<long>(records.size() - events.size())) << err;
 }
@@ -200,7 +280,7 @@ TEST_P(GcE2E, PyStackCanBeTurnedOff) {
   Pyebpf pyebpf(args(workload.pid(), {"--gc-py-enable", "false"}));
   Json truth = profile(workload, pyebpf);
 
-  auto events = pauses_of(pyebpf, workload.pid());
+  auto events = pauses(pyebpf, workload.pid());
   ASSERT_EQ(events.size(), truth.at("collections").size());
   for (const auto& e : events) {
     EXPECT_FALSE(e.contains("py_stack")) << e.dump();
