@@ -140,7 +140,7 @@ int run(const Options& options) {
           case Source::Signal: {
             signalfd_siginfo info{};
             if (read(signals.get(), &info, sizeof(info)) == sizeof(info))
-              stop_reason = std::string("received ") + sigabbrev_np(static_cast<int>(info.ssi_signo));
+              stop_reason = std::string("received SIG") + sigabbrev_np(static_cast<int>(info.ssi_signo));
             break;
           }
           case Source::Tick:

@@ -6,6 +6,7 @@
 #include <libelf.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -168,6 +169,34 @@ std::optional<UsdtProbe> ElfFile::usdt_probe(std::string_view provider, std::str
     if (probe.provider == provider && probe.name == name) return probe;
   }
   return std::nullopt;
+}
+
+std::vector<std::string> ElfFile::strings_starting_with(const std::string& section, std::string_view prefix) const {
+  std::vector<std::string> out;
+  Fd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return out;
+  ElfHandle elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
+  std::size_t shstrndx = 0;
+  if (!elf || elf_getshdrstrndx(elf.get(), &shstrndx) != 0) return out;
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf.get(), scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS) continue;
+    const char* name = elf_strptr(elf.get(), shstrndx, shdr.sh_name);
+    if (!name || section != name) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data || !data->d_buf) continue;
+    std::string_view bytes(static_cast<const char*>(data->d_buf), data->d_size);
+    for (std::size_t pos = bytes.find(prefix); pos != std::string_view::npos; pos = bytes.find(prefix, pos + 1)) {
+      // Linkers merge string tails ("Python-3.8.18" also serves "3.8.18"), so a
+      // match may start mid-string; it must not continue a number, though.
+      if (pos > 0 && (std::isdigit(static_cast<unsigned char>(bytes[pos - 1])) || bytes[pos - 1] == '.')) continue;
+      std::size_t end = bytes.find('\0', pos);
+      if (end == std::string_view::npos) break;
+      out.emplace_back(bytes.substr(pos, end - pos));
+    }
+  }
+  return out;
 }
 
 std::optional<std::uint64_t> ElfFile::file_offset(std::uint64_t vaddr) const {

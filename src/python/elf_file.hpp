@@ -66,6 +66,10 @@ class ElfFile {
   // File offset holding virtual address `vaddr` (for uprobes), if it is in a PT_LOAD segment.
   std::optional<std::uint64_t> file_offset(std::uint64_t vaddr) const;
   std::size_t symbol_count() const { return symbols_.size(); }
+  // NUL-terminated strings in section `section` (e.g. ".rodata") that start
+  // with `prefix`, where the match does not continue a number (it may be the
+  // merged tail of a longer string).
+  std::vector<std::string> strings_starting_with(const std::string& section, std::string_view prefix) const;
 
  private:
   std::string path_;
