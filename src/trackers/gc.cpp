@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "bpf/features.hpp"
 #include "gc.skel.h"
 #include "pyebpf/error.hpp"
 #include "python/process.hpp"
@@ -193,6 +194,7 @@ void GcTracker::start(TrackerContext& ctx) {
   if (!skel_) throw Error(errno_text("gc: open BPF object", errno));
   skel_->rodata->targ_min_ns = static_cast<__u64>(ctx.options.gc_min_ms * 1e6);
   skel_->rodata->targ_py_stack = ctx.options.gc_py_enable;
+  skel_->rodata->targ_use_bpf_loop = bpf::kernel_has_bpf_loop();
   auto uses = [&](GcHookPlan::Kind kind) {
     return std::any_of(planned.begin(), planned.end(), [&](const Planned& p) { return p.plan.kind == kind; });
   };
