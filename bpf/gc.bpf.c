@@ -55,9 +55,11 @@ struct gc_start {
 	struct pyebpf_gc_gen_stats stats[PYEBPF_GC_GENERATIONS];
 };
 
-/* LRU: a record whose end never came (the process died mid-collection) ages out. */
+/* A record whose end never comes (a process dying mid-collection) stays until
+ * its tid is reused (task_start tells it apart then); 16k of them would be
+ * needed to fill the map, and a full map is counted (START_LOST). */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct gc_start);
@@ -98,18 +100,23 @@ static __always_inline void gc_begin(struct pt_regs *ctx, __u64 tstate, __s32 ar
 	pyebpf_count(PYEBPF_CNT_HITS);
 	rec.sp = PT_REGS_SP(ctx);
 	rec.task_start = BPF_CORE_READ(task, start_time);
-	prev = bpf_map_lookup_elem(&starts, &tid);
-	if (may_nest && prev && prev->task_start == rec.task_start && prev->sp > rec.sp) {
-		/* Called from inside this thread's ongoing collection (3.13 returns
-		 * at once; see README for 3.12): the outer call owns the record. */
-		pyebpf_count(PYEBPF_GC_CNT_NESTED);
-		return;
+	if (may_nest) {
+		prev = bpf_map_lookup_elem(&starts, &tid);
+		if (prev && prev->task_start == rec.task_start && prev->sp > rec.sp) {
+			/* Called from inside this thread's ongoing collection (3.13
+			 * returns at once; see README for 3.12): the outer call owns
+			 * the record. */
+			pyebpf_count(PYEBPF_GC_CNT_NESTED);
+			return;
+		}
 	}
+	/* The collector's own PyThreadState argument, once checked, names the
+	 * interpreter collecting. Without it the main interpreter's GC state is
+	 * read (the only one, but with sub-interpreters), and the thread state
+	 * for the stack is looked up at the end, only for reported pauses. */
 	proc = pyebpf_lookup_proc(tgid);
 	if (tstate && !(proc && pyebpf_tstate_is_thread(proc, tstate, pyebpf_thread_pointer(task))))
-		tstate = 0; /* not this thread's state after all: use its TSD slot */
-	if (!tstate && proc)
-		tstate = pyebpf_find_tstate(proc, task, tid);
+		tstate = 0;
 	rec.tstate = tstate;
 	rec.gcstate = gc_state(gp, tstate);
 	rec.arg_generation = arg_generation;
@@ -133,6 +140,7 @@ static __always_inline void gc_end(struct pt_regs *ctx, __u16 hook)
 	struct pyebpf_gc_proc *gp;
 	struct gc_start *rec;
 	__s64 collections = 0, delta;
+	bool stats;
 	__u64 size;
 
 	gp = bpf_map_lookup_elem(&gc_procs, &tgid);
@@ -155,8 +163,11 @@ static __always_inline void gc_end(struct pt_regs *ctx, __u16 hook)
 	ev->collected = -1;
 	ev->uncollectable = -1;
 	ev->flags = 0;
-	if (rec->stats_ok &&
-	    !bpf_probe_read_user(after, sizeof(after), (const void *)(rec->gcstate + gp->stats))) {
+	stats = rec->stats_ok &&
+		!bpf_probe_read_user(after, sizeof(after), (const void *)(rec->gcstate + gp->stats));
+	if (rec->stats_ok && !stats)
+		pyebpf_count(PYEBPF_GC_CNT_NO_STATS);
+	if (stats) {
 		ev->collected = 0;
 		ev->uncollectable = 0;
 		for (int g = 0; g < PYEBPF_GC_GENERATIONS; g++) {
@@ -168,15 +179,20 @@ static __always_inline void gc_end(struct pt_regs *ctx, __u16 hook)
 			ev->collected += after[g].collected - rec->stats[g].collected;
 			ev->uncollectable += after[g].uncollectable - rec->stats[g].uncollectable;
 		}
-		if (!collections) {
-			/* Nothing was collected: a call that returned at once. */
-			pyebpf_count(PYEBPF_GC_CNT_NOOP);
-			goto done;
-		}
 		if (collections > 1)
 			ev->flags |= PYEBPF_GC_F_NESTED;
-	} else {
-		if (rec->stats_ok)
+	}
+	if (stats && !collections && hook == PYEBPF_GC_HOOK_UPROBE) {
+		/* Nothing was collected: a call that returned at once (3.13, when a
+		 * collection is already running), or the stats of another
+		 * interpreter than the collecting one (see README). */
+		pyebpf_count(PYEBPF_GC_CNT_NOOP);
+		goto done;
+	}
+	if (!collections) {
+		/* Counts unknown. gc__start/gc__done only fire around a real
+		 * collection: it is reported with gc__start's generation. */
+		if (stats)
 			pyebpf_count(PYEBPF_GC_CNT_NO_STATS);
 		ev->flags |= PYEBPF_GC_F_NO_STATS;
 	}

@@ -54,7 +54,7 @@ enum pyebpf_gc_hook {
 #define PYEBPF_GC_COOKIE_ARG0_TSTATE 1
 
 enum pyebpf_gc_flags {
-	PYEBPF_GC_F_NO_STATS = 1, /* generation stats unreadable: counts unknown */
+	PYEBPF_GC_F_NO_STATS = 1, /* counts unknown (stats unreadable, or not the collecting interpreter's) */
 	PYEBPF_GC_F_NESTED = 2,   /* more than one collection completed inside this one (see README) */
 };
 
@@ -78,7 +78,7 @@ enum pyebpf_gc_counter {
 	PYEBPF_GC_CNT_NOOP = PYEBPF_CNT_TRACKER_BASE, /* collector calls that collected nothing */
 	PYEBPF_GC_CNT_NESTED,    /* collector entries inside a collection of the same thread */
 	PYEBPF_GC_CNT_UNMATCHED, /* ends without a start (pyebpf attached mid-collection) */
-	PYEBPF_GC_CNT_NO_STATS,  /* generation stats unreadable at start or end */
+	PYEBPF_GC_CNT_NO_STATS,  /* counts unknown: stats unreadable, or unchanged around a USDT pair */
 	PYEBPF_GC_CNT_START_LOST, /* start record could not be stored */
 };
 
