@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 
 #include "app/registry.hpp"
 
@@ -39,7 +40,13 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   auto* gc = cli.add_option_group("gc", "Garbage-collection pauses");
   gc->add_option("--gc-min-ms", o.gc_min_ms,
                  "Report only collections at least this long, in ms (default 0: every one); filtered in BPF")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            char* end = nullptr;
+            double ms = std::strtod(value.c_str(), &end);
+            return end != value.c_str() && *end == '\0' && ms >= 0 ? "" : "must be 0 or more milliseconds";
+          },
+          "MS"));
   gc->add_option("--gc-py-enable", o.gc_py_enable,
                  "Python stack of the code that triggered each collection: true or false (default true)");
   gc->add_flag("--no-gc-py-enable{false}", o.gc_py_enable, "Same as --gc-py-enable false");

@@ -297,8 +297,9 @@ std::string GcTracker::summary() const {
   const std::uint64_t collections = c[PYEBPF_CNT_EVENTS] + c[PYEBPF_CNT_FILTERED] + c[PYEBPF_CNT_RINGBUF_FULL];
   return fmt::format(
       "gc: {} collections in {} traced process(es), {} emitted, {} below --gc-min-ms, {} lost (ring buffer full), "
-      "{} starts not recorded (start map full), {} without counts (GC stats unreadable or another interpreter's), {} ends without a seen "
-      "start (attached mid-collection), {} collector calls that collected nothing, {} nested calls",
+      "{} starts not recorded (start map full), {} without counts (GC stats unreadable or another "
+      "interpreter's), {} ends without a seen start (attached mid-collection), {} collector calls that collected "
+      "nothing, {} nested calls",
       collections, traced_, emitted_, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + malformed_,
       c[PYEBPF_GC_CNT_START_LOST], c[PYEBPF_GC_CNT_NO_STATS], c[PYEBPF_GC_CNT_UNMATCHED], c[PYEBPF_GC_CNT_NOOP],
       c[PYEBPF_GC_CNT_NESTED]);

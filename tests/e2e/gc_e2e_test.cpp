@@ -80,14 +80,28 @@ long summary_count(const std::string& stderr_text, const std::string& label) {
   return std::stol(m[1].str());
 }
 
+// One traced run of gc_pauses.py: the workload's RESULT and pyebpf's output.
+struct Traced {
+  pid_t pid = 0;
+  Json truth;
+  std::vector<Json> events;  // gc_pause events of the workload, in start order
+  std::string err;           // pyebpf's stderr
+};
+
 class GcE2E : public ::testing::TestWithParam<PythonBuild> {
  protected:
-  // Starts the workload once pyebpf traces, waits for its RESULT while
-  // reading pyebpf's output (so pyebpf never blocks on a full pipe and names
-  // threads while they still run), then stops pyebpf.
-  Json profile(Workload& workload, Pyebpf& pyebpf) {
+  // Starts pyebpf with `flags` on gc_pauses.py `workload_args`, lets the
+  // workload run once pyebpf traces, and waits for its RESULT while reading
+  // pyebpf's output (so pyebpf never blocks on a full pipe and names threads
+  // while they still run), then stops pyebpf.
+  Traced trace(const std::vector<std::string>& workload_args, const std::vector<std::string>& flags = {}) {
+    Workload workload(GetParam(), "gc_pauses.py", workload_args);
+    Pyebpf pyebpf(args(workload.pid(), flags));
     pyebpf.wait_ready();
     workload.go();
+    Traced out;
+    out.pid = workload.pid();
+    std::vector<Json> early;
     std::optional<Json> result;
     auto deadline = std::chrono::steady_clock::now() + 60s;
     while (!result && std::chrono::steady_clock::now() < deadline) {
@@ -98,16 +112,17 @@ class GcE2E : public ::testing::TestWithParam<PythonBuild> {
           ADD_FAILURE() << "pyebpf printed a line that is not JSON: " << *line;
           continue;
         }
-        early_.push_back(std::move(event));
+        early.push_back(std::move(event));
       }
     }
     pyebpf.stop();
-    EXPECT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+    out.err = pyebpf.stderr_text();
+    EXPECT_EQ(pyebpf.exit_status(), 0) << out.err;
     if (!result) throw std::runtime_error("workload gave no RESULT: " + workload.child().stderr_text());
-    return *result;
+    out.truth = std::move(*result);
+    out.events = pauses_of(early, pyebpf, workload.pid());
+    return out;
   }
-  std::vector<Json> pauses(const Pyebpf& pyebpf, pid_t pid) const { return pauses_of(early_, pyebpf, pid); }
-  std::vector<Json> early_;
   std::vector<std::string> args(pid_t pid, std::vector<std::string> extra = {}) {
     std::vector<std::string> a{"-p", std::to_string(pid), "-e", "e2e", "--enable", "gc"};
     a.insert(a.end(), extra.begin(), extra.end());
@@ -116,14 +131,11 @@ class GcE2E : public ::testing::TestWithParam<PythonBuild> {
 };
 
 TEST_P(GcE2E, SeesEveryCollectionWithGenerationCountsAndDuration) {
-  Workload workload(GetParam(), "gc_pauses.py", {"1.5"});
-  Pyebpf pyebpf(args(workload.pid()));
-  Json truth = profile(workload, pyebpf);
-
-  const auto& records = truth.at("collections");
-  auto events = pauses(pyebpf, workload.pid());
+  Traced run = trace({"1.5"});
+  const auto& records = run.truth.at("collections");
+  const auto& events = run.events;
   ASSERT_GT(records.size(), 50u) << "the workload should trigger many collections";
-  ASSERT_EQ(events.size(), records.size()) << pyebpf.stderr_text();
+  ASSERT_EQ(events.size(), records.size()) << run.err;
 
   const bool inside = callbacks_inside(GetParam());
   const auto quiet = quiet_collections(records, inside);
@@ -139,7 +151,7 @@ TEST_P(GcE2E, SeesEveryCollectionWithGenerationCountsAndDuration) {
     EXPECT_EQ(e.at("uncollectable"), r.at("uncollectable"));
     EXPECT_EQ(e.at("tid"), r.at("tid"));
     EXPECT_EQ(e.at("thread_name"), r.at("thread"));
-    EXPECT_EQ(e.at("container_pid"), workload.pid());
+    EXPECT_EQ(e.at("container_pid"), run.pid);
     EXPECT_EQ(e.at("ts"), e.at("start_time"));
     EXPECT_LE(e.at("start_time").get<std::string>(), e.at("end_time").get<std::string>());
     generations.insert(r.at("generation").get<int>());
@@ -161,25 +173,22 @@ TEST_P(GcE2E, SeesEveryCollectionWithGenerationCountsAndDuration) {
   EXPECT_EQ(generations, (std::set<int>{0, 1, 2}));
   EXPECT_GE(judged, 20u) << "too few collections ran without a context switch to judge durations";
 
-  const std::string& err = pyebpf.stderr_text();
+  const std::string& err = run.err;
   const std::string hook = is_debian(GetParam()) ? "USDT python:gc__start"
                                                  : "uprobe + uretprobe on " +
                                                        std::string(GetParam().minor <= 9 ? "collect" : "gc_collect_main");
-  EXPECT_NE(err.find("gc: pid " + std::to_string(workload.pid()) + " (CPython "), std::string::npos) << err;
+  EXPECT_NE(err.find("gc: pid " + std::to_string(run.pid) + " (CPython "), std::string::npos) << err;
   EXPECT_NE(err.find(hook), std::string::npos) << err;
   EXPECT_EQ(summary_count(err, "lost"), 0) << err;
 }
 
 TEST_P(GcE2E, StackIsTheOneTheCollectionRanIn) {
-  Workload workload(GetParam(), "gc_pauses.py", {"1"});
-  Pyebpf pyebpf(args(workload.pid()));
-  Json truth = profile(workload, pyebpf);
-
-  const auto& records = truth.at("collections");
-  auto events = pauses(pyebpf, workload.pid());
-  ASSERT_EQ(events.size(), records.size()) << pyebpf.stderr_text();
-  const std::string file = truth.at("file");
-  const auto& lines = truth.at("lines");
+  Traced run = trace({"1"});
+  const auto& records = run.truth.at("collections");
+  const auto& events = run.events;
+  ASSERT_EQ(events.size(), records.size()) << run.err;
+  const std::string file = run.truth.at("file");
+  const auto& lines = run.truth.at("lines");
   auto frame = [&](const char* func, const char* marker) {
     return std::string(func) + " (" + file + ":" + std::to_string(lines.at(marker).get<int>()) + ")";
   };
@@ -223,12 +232,9 @@ TEST_P(GcE2E, MinMsDropsShorterCollectionsInBpf) {
   constexpr double kMinMs = 2.0;
   // One thread; 300k live objects and four more gc.collect(2): full
   // collections use well over kMinMs of CPU, young ones far less.
-  Workload workload(GetParam(), "gc_pauses.py", {"1", "300000", "1", "4"});
-  Pyebpf pyebpf(args(workload.pid(), {"--gc-min-ms", "2"}));
-  Json truth = profile(workload, pyebpf);
-
-  const auto& records = truth.at("collections");
-  auto events = pauses(pyebpf, workload.pid());
+  Traced run = trace({"1", "300000", "1", "4"}, {"--gc-min-ms", "2"});
+  const auto& records = run.truth.at("collections");
+  const auto& events = run.events;
   ASSERT_GT(records.size(), events.size());
   // Each reported pause is the recorded collection whose callbacks window
   // contains its span (or lies inside it, on 3.13); collections never overlap.
@@ -271,18 +277,13 @@ TEST_P(GcE2E, MinMsDropsShorterCollectionsInBpf) {
   }
   EXPECT_GE(must, 4u) << "too few collections long enough to test the threshold";
   EXPECT_GE(must_not, 20u) << "too few collections short enough to test the threshold";
-  const std::string& err = pyebpf.stderr_text();
-  EXPECT_EQ(summary_count(err, "below --gc-min-ms"), static_cast<long>(records.size() - events.size())) << err;
+  EXPECT_EQ(summary_count(run.err, "below --gc-min-ms"), static_cast<long>(records.size() - events.size())) << run.err;
 }
 
 TEST_P(GcE2E, PyStackCanBeTurnedOff) {
-  Workload workload(GetParam(), "gc_pauses.py", {"0.5"});
-  Pyebpf pyebpf(args(workload.pid(), {"--gc-py-enable", "false"}));
-  Json truth = profile(workload, pyebpf);
-
-  auto events = pauses(pyebpf, workload.pid());
-  ASSERT_EQ(events.size(), truth.at("collections").size());
-  for (const auto& e : events) {
+  Traced run = trace({"0.5"}, {"--gc-py-enable", "false"});
+  ASSERT_EQ(run.events.size(), run.truth.at("collections").size());
+  for (const auto& e : run.events) {
     EXPECT_FALSE(e.contains("py_stack")) << e.dump();
     EXPECT_FALSE(e.contains("py_stack_depth")) << e.dump();
     EXPECT_TRUE(e.contains("generation")) << e.dump();
@@ -300,6 +301,28 @@ TEST_P(GcE2E, ForcingAHookTheBuildLacksFailsWithTheReason) {
   EXPECT_NE(r.err.find(reason), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--gc-hook auto"), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(GcFlags, BadValuesFailBeforeAnythingAttaches) {
+  for (const auto& [flags, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--gc-py-enable", "maybe"}, "--gc-py-enable"},
+           {{"--gc-min-ms", "-1"}, "--gc-min-ms: must be 0 or more milliseconds"},
+           {{"--gc-min-ms", "2ms"}, "--gc-min-ms: must be 0 or more milliseconds"},
+           {{"--gc-hook", "kprobe"}, "--gc-hook: kprobe not in {auto,usdt,uprobe}"}}) {
+    std::vector<std::string> a{"-p", "1", "-e", "e2e", "--enable", "gc"};
+    a.insert(a.end(), flags.begin(), flags.end());
+    auto r = run_pyebpf(a);
+    EXPECT_EQ(r.status, 2) << flags[0] << " " << flags[1] << ": " << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
+  // Accepted spellings get past the flags (and fail on the target instead).
+  for (const auto& flags : std::vector<std::vector<std::string>>{
+           {"--gc-py-enable", "false"}, {"--gc-py-enable=off"}, {"--no-gc-py-enable"}, {"--gc-min-ms", "0.25"}}) {
+    std::vector<std::string> a{"-p", "999999999", "-e", "e2e", "--enable", "gc"};
+    a.insert(a.end(), flags.begin(), flags.end());
+    auto r = run_pyebpf(a);
+    EXPECT_NE(r.err.find("pid 999999999 does not exist"), std::string::npos) << flags[0] << ": " << r.err;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Pythons, GcE2E, ::testing::ValuesIn(test_pythons()),
