@@ -54,6 +54,31 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
                  "auto (default: USDT probes where the build has them, else uprobes), usdt, or uprobe")
       ->check(CLI::IsMember({"auto", "usdt", "uprobe"}));
 
+  auto* handoff = cli.add_option_group("handoff", "Request queue time in servers (gunicorn gthread, uwsgi)");
+  handoff->add_option("--handoff-min-ms", o.handoff_min_ms, "Emit handoff events only at or above this wait (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  handoff->add_option("--rq-interval", o.rq_interval_s, "Seconds between request_queue summaries (default 10)")
+      ->check(CLI::Range(1.0, 86400.0));
+  handoff->add_flag("--disable-request-queue", o.disable_request_queue, "Do not emit request_queue summaries");
+
+  auto* hnh = cli.add_option_group("host_net_health", "Periodic network health snapshot");
+  hnh->add_option("--hnh-interval", o.hnh_interval_s, "Seconds between snapshots (default 30; the first comes at start)")
+      ->check(CLI::Range(1u, 86400u));
+  hnh->add_option("--hnh-interface", o.hnh_interface, "Interface to report (default: the default route's)");
+  hnh->add_option("--hnh-procs", o.hnh_procs, "Comma-separated process names whose fd usage to report (default nginx,gunicorn)");
+  hnh->add_option("--hnh-netns", o.hnh_netns,
+                  "Network namespace: 'target' (each target's, one snapshot per namespace; default) or 'self' (pyebpf's)")
+      ->check(CLI::IsMember({"target", "self"}));
+  hnh->add_option("--hnh-warn-close-wait", o.hnh_warn_close_wait, "Warn above this many CLOSE_WAIT sockets (100)");
+  hnh->add_option("--hnh-warn-time-wait", o.hnh_warn_time_wait_one_dst,
+                  "Warn above this many TIME_WAIT sockets to one destination (15000)");
+  hnh->add_option("--hnh-warn-port-util", o.hnh_warn_port_util_pct,
+                  "Warn above this % of the ephemeral port range used towards one destination (60)");
+  hnh->add_option("--hnh-warn-syn-sent", o.hnh_warn_syn_sent, "Warn above this many SYN_SENT sockets (30)");
+  hnh->add_option("--hnh-warn-syn-recv", o.hnh_warn_syn_recv, "Warn above this many SYN_RECV sockets (100)");
+  hnh->add_option("--hnh-warn-fd-util", o.hnh_warn_fd_util_pct, "Warn above this % of a process's fd limit (80)");
+  hnh->add_option("--hnh-warn-conntrack", o.hnh_warn_conntrack_pct, "Warn above this % of nf_conntrack_max (80)");
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -22,6 +22,25 @@ struct Options {
   double gc_min_ms = 0.0;           // gc: collections shorter than this are dropped in BPF
   bool gc_py_enable = true;         // gc: Python stack of the code that triggered the collection
   std::string gc_hook = "auto";     // gc: auto | usdt | uprobe
+
+  // handoff
+  double handoff_min_ms = 0.0;       // pickups below this are not emitted (still counted in request_queue)
+  double rq_interval_s = 10.0;       // request_queue summary period
+  bool disable_request_queue = false;
+
+  // host_net_health
+  unsigned hnh_interval_s = 30;
+  std::string hnh_interface;         // empty: the default route's interface
+  std::string hnh_procs = "nginx,gunicorn";
+  std::string hnh_netns = "target";  // "target": each target's network namespace; "self": pyebpf's own
+  // Warning thresholds (strict >), the original tool's values.
+  unsigned hnh_warn_close_wait = 100;
+  unsigned hnh_warn_time_wait_one_dst = 15000;
+  double hnh_warn_port_util_pct = 60.0;
+  unsigned hnh_warn_syn_sent = 30;
+  unsigned hnh_warn_syn_recv = 100;
+  double hnh_warn_fd_util_pct = 80.0;
+  double hnh_warn_conntrack_pct = 80.0;
 };
 
 }  // namespace pyebpf::app

@@ -5,6 +5,8 @@
 
 #include "pyebpf/error.hpp"
 #include "trackers/gc.hpp"
+#include "trackers/handoff.hpp"
+#include "trackers/host_net_health.hpp"
 #include "trackers/py_stack.hpp"
 
 namespace pyebpf::app {
@@ -31,12 +33,12 @@ const std::vector<TrackerInfo>& tracker_registry() {
       {"gil", "GIL waits with holder and waiter stacks", nullptr, {}},
       {"gc", "garbage collection pauses", make<trackers::GcTracker>(), {}},
       {"offcpu", "why threads sleep: kernel, native and Python stacks", nullptr, {}},
-      {"handoff", "request queue time in servers (gunicorn gthread)", nullptr, {}},
+      {"handoff", "request queue time in servers (gunicorn gthread)", make<trackers::HandoffTracker>(), {}},
       {"tcp_connect", "outbound TCP handshakes", nullptr, {}},
       {"tcp_accept", "inbound TCP connections and accept-queue dwell", nullptr, {}},
       {"tcp_handshake", "tcp_connect + tcp_accept", nullptr, {"tcp_connect", "tcp_accept"}},
       {"tcp_loss", "retransmits, resets, zero windows", nullptr, {}},
-      {"host_net_health", "periodic host network health snapshot", nullptr, {}},
+      {"host_net_health", "periodic host network health snapshot", make<trackers::HostNetHealthTracker>(), {}},
   };
   return registry;
 }

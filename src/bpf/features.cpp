@@ -1,10 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bpf/features.hpp"
 
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <spdlog/spdlog.h>
 
+#include <memory>
+#include <string>
+
 namespace pyebpf::bpf {
+namespace {
+
+struct BtfDeleter {
+  void operator()(btf* b) const noexcept { btf__free(b); }
+};
+
+const btf* vmlinux_btf() {
+  static std::unique_ptr<btf, BtfDeleter> cached(btf__load_vmlinux_btf());
+  return cached.get();
+}
+
+}  // namespace
 
 bool kernel_has_bpf_loop() {
   static const bool has = [] {
@@ -14,6 +30,13 @@ bool kernel_has_bpf_loop() {
     return ok;
   }();
   return has;
+}
+
+bool kernel_has_btf_tracepoint(const char* name) {
+  const btf* b = vmlinux_btf();
+  if (!b) return false;
+  std::string type = std::string("btf_trace_") + name;
+  return btf__find_by_name_kind(b, type.c_str(), BTF_KIND_TYPEDEF) > 0;
 }
 
 }  // namespace pyebpf::bpf

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "python/thread_names.hpp"
 
+#include <algorithm>
+
 #include "util/clock.hpp"
 
 namespace pyebpf::python {
@@ -45,16 +47,21 @@ std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident) {
   std::uint64_t now = monotonic_ns();
   auto it = names_.find(thread_ident);
   bool want = now - last_refresh_ns_ > kMaxAgeNs;
+  auto miss = unnamed_.end();
   if (it == names_.end()) {
-    auto miss = unnamed_.find(thread_ident);
-    want = want || miss == unnamed_.end() || now - miss->second > kRetryNs;
+    miss = unnamed_.find(thread_ident);
+    want = want || miss == unnamed_.end() || now >= miss->second.at_ns;
   }
   if (want && now - last_refresh_ns_ > kMinRefreshNs) {
     refresh();
     it = names_.find(thread_ident);
-    if (it == names_.end()) {
+    if (it != names_.end()) {
+      unnamed_.erase(thread_ident);
+    } else {
+      std::uint64_t backoff =
+          miss == unnamed_.end() ? kFirstRetryNs : std::min(miss->second.backoff_ns * 2, kMaxRetryNs);
       if (unnamed_.size() > 4096) unnamed_.clear();
-      unnamed_[thread_ident] = now;
+      unnamed_[thread_ident] = Retry{now + backoff, backoff};
     }
   }
   if (it == names_.end()) return std::nullopt;

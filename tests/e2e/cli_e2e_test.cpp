@@ -103,7 +103,7 @@ TEST(CliE2E, NotRootIsOneClearLine) {
 
 TEST(CliE2E, ClosedStdoutEndsQuietly) {
   Workload workload(any_python(), "cpu_shares.py", {"600"});
-  Pyebpf pyebpf({"-p", std::to_string(workload.pid()), "-e", "t"});
+  Pyebpf pyebpf({"-p", std::to_string(workload.pid()), "-e", "t"}, /*stdout_pipe=*/true);
   pyebpf.wait_ready();
   workload.go();
   ASSERT_TRUE(pyebpf.child().read_line(30s)) << "no event before closing";

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <regex>
 #include <set>
 
@@ -54,14 +53,11 @@ std::vector<bool> quiet_collections(const Json& records, bool callbacks_inside) 
   return quiet;
 }
 
-// pyebpf's gc_pause events for `pid`, in start order: those read while the
-// workload ran (`early`) and those read after pyebpf stopped.
-std::vector<Json> pauses_of(const std::vector<Json>& early, const Pyebpf& pyebpf, pid_t pid) {
+// pyebpf's gc_pause events for `pid`, in start order.
+std::vector<Json> pauses_of(const Pyebpf& pyebpf, pid_t pid) {
   std::vector<Json> out;
-  for (const auto* events : {&early, &pyebpf.events()}) {
-    for (const auto& e : *events) {
-      if (e.value("metric", "") == "gc_pause" && e.at("pid").get<pid_t>() == pid) out.push_back(e);
-    }
+  for (const auto& e : pyebpf.events("gc_pause")) {
+    if (e.at("pid").get<pid_t>() == pid) out.push_back(e);
   }
   std::stable_sort(out.begin(), out.end(), [](const Json& a, const Json& b) { return a.at("ts_us") < b.at("ts_us"); });
   return out;
@@ -91,9 +87,7 @@ struct Traced {
 class GcE2E : public ::testing::TestWithParam<PythonBuild> {
  protected:
   // Starts pyebpf with `flags` on gc_pauses.py `workload_args`, lets the
-  // workload run once pyebpf traces, and waits for its RESULT while reading
-  // pyebpf's output (so pyebpf never blocks on a full pipe and names threads
-  // while they still run), then stops pyebpf.
+  // workload run once pyebpf traces, and stops pyebpf after its RESULT.
   Traced trace(const std::vector<std::string>& workload_args, const std::vector<std::string>& flags = {}) {
     Workload workload(GetParam(), "gc_pauses.py", workload_args);
     Pyebpf pyebpf(args(workload.pid(), flags));
@@ -101,26 +95,11 @@ class GcE2E : public ::testing::TestWithParam<PythonBuild> {
     workload.go();
     Traced out;
     out.pid = workload.pid();
-    std::vector<Json> early;
-    std::optional<Json> result;
-    auto deadline = std::chrono::steady_clock::now() + 60s;
-    while (!result && std::chrono::steady_clock::now() < deadline) {
-      if (auto line = workload.child().wait_for_line("RESULT ", 20ms)) result = Json::parse(*line);
-      while (auto line = pyebpf.child().read_line(0ms)) {
-        auto event = Json::parse(*line, nullptr, false);
-        if (event.is_discarded()) {
-          ADD_FAILURE() << "pyebpf printed a line that is not JSON: " << *line;
-          continue;
-        }
-        early.push_back(std::move(event));
-      }
-    }
+    out.truth = workload.result();
     pyebpf.stop();
     out.err = pyebpf.stderr_text();
     EXPECT_EQ(pyebpf.exit_status(), 0) << out.err;
-    if (!result) throw std::runtime_error("workload gave no RESULT: " + workload.child().stderr_text());
-    out.truth = std::move(*result);
-    out.events = pauses_of(early, pyebpf, workload.pid());
+    out.events = pauses_of(pyebpf, workload.pid());
     return out;
   }
   std::vector<std::string> args(pid_t pid, std::vector<std::string> extra = {}) {

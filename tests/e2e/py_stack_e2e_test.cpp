@@ -192,6 +192,32 @@ TEST_P(PyStackE2E, NonAsciiNamesAndPathsDecode) {
   EXPECT_GE(found, samples.size() * 9 / 10) << "example: " << samples.front().at("stack");
 }
 
+TEST_P(PyStackE2E, ContainerisedTargetReportsHostAndNamespaceIds) {
+  // Its own pid namespace, as in a container: the workload sees itself as pid 1.
+  Workload workload(GetParam(), "threads.py", {"2"}, {"unshare", "--pid", "--fork", "--kill-child"});
+  ASSERT_EQ(workload.ready().at("pid"), 1);
+  ASSERT_NE(workload.pid(), 1);
+  Pyebpf pyebpf(args(workload.pid()));
+  Json truth = profile(workload, pyebpf);
+
+  auto events = pyebpf.events("py_stack");
+  ASSERT_FALSE(events.empty());
+  std::map<long, std::string> names;  // namespace tid -> name, as the workload saw them
+  for (const auto& t : truth.at("threads")) names[t.at("native_id").get<long>()] = t.at("name");
+  std::size_t matched = 0;
+  for (const auto& e : events) {
+    EXPECT_EQ(e.at("pid"), workload.pid());
+    EXPECT_EQ(e.at("container_pid"), 1);
+    EXPECT_NE(e.at("tid"), e.at("container_tid"));
+    auto it = names.find(e.at("container_tid").get<long>());
+    if (it != names.end() && e.at("stack").get<std::string>().find("named_work (") != std::string::npos) {
+      ++matched;
+      EXPECT_EQ(e.at("thread_name"), it->second);
+    }
+  }
+  EXPECT_GT(matched, 10u) << "samples of the named threads, identified by their namespace tids";
+}
+
 TEST_P(PyStackE2E, TargetExitingIsFlushedAndEndsTheRun) {
   Workload workload(GetParam(), "exits.py", {"1.5"});
   Pyebpf pyebpf(args(workload.pid()));

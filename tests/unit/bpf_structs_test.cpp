@@ -12,6 +12,8 @@
 
 #include "gc.h"
 #include "gc.skel.h"
+#include "handoff.h"
+#include "handoff.skel.h"
 #include "py_stack.h"
 #include "py_stack.skel.h"
 
@@ -74,6 +76,30 @@ TEST(BpfStructsTest, PyStackEventMatchesTheEmbeddedObject) {
 
   EXPECT_EQ(btf_size(t, "pyebpf_py_stack_event"), static_cast<long>(sizeof(pyebpf_py_stack_event)));
   EXPECT_SAME_LAYOUT(t, pyebpf_py_stack_event, stack);
+}
+
+TEST(BpfStructsTest, HandoffStructsMatchTheEmbeddedObject) {
+  std::size_t size = 0;
+  const void* bytes = handoff_bpf__elf_bytes(&size);
+  Object obj(bpf_object__open_mem(bytes, size, nullptr));
+  ASSERT_TRUE(obj);
+  const btf* t = bpf_object__btf(obj.get());
+  ASSERT_TRUE(t);
+
+  EXPECT_EQ(btf_size(t, "pyebpf_handoff_queued"), static_cast<long>(sizeof(pyebpf_handoff_queued)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_queued, thread_id);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_queued, ns_tid);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_queued, path);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_queued, comm);
+  EXPECT_EQ(btf_size(t, "pyebpf_handoff_event"), static_cast<long>(sizeof(pyebpf_handoff_event)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_event, pickup_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_event, main);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_event, fd);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_event, pickup_via);
+  EXPECT_EQ(btf_size(t, "pyebpf_handoff_stats"), static_cast<long>(sizeof(pyebpf_handoff_stats)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_stats, peer_closed);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_stats, sum_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_stats, hist);
 }
 
 TEST(BpfStructsTest, GcStructsMatchTheEmbeddedObject) {
