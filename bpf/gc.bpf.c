@@ -11,9 +11,9 @@
  *                                       clones, from .symtab
  *
  * At the start: the start time, the stack pointer (to tell the outermost call
- * from a nested one), the thread state and the generation stats go into
- * `starts`, keyed by tid. At the end: the stats again; a collection that ran
- * bumps exactly one generation. Collections shorter than targ_min_ns are
+ * from a nested one) and the generation stats go into `starts`, keyed by tid.
+ * At the end: the stats again; a collection that ran bumps exactly one
+ * generation. Collections shorter than targ_min_ns are
  * dropped here, so they cost no ring-buffer traffic. The Python stack is
  * walked at the end: the collecting thread's frames are suspended in the call
  * that triggered the collection for its whole duration (code that runs inside
@@ -55,12 +55,13 @@ struct gc_start {
 	struct pyebpf_gc_gen_stats stats[PYEBPF_GC_GENERATIONS];
 };
 
-/* A record whose end never comes (a process dying mid-collection) stays until
- * its tid is reused (task_start tells it apart then); 16k of them would be
- * needed to fill the map, and a full map is counted (START_LOST). */
+/* One record per thread inside a collector call: with the GIL and the
+ * collecting flag, one or two per target at any time. A record whose end
+ * never comes (a process dying mid-collection) stays until its tid is reused
+ * (task_start tells it apart then); a full map is counted (START_LOST). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, PYEBPF_MAX_PROCS);
 	__type(key, __u32);
 	__type(value, struct gc_start);
 } starts SEC(".maps");

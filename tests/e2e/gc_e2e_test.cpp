@@ -35,6 +35,14 @@ bool callbacks_inside(const PythonBuild& build) { return !is_debian(build) && bu
 // holds for it. With the callbacks inside, the span ends after the "stop"
 // callback has returned, so quiet also needs no switch until the thread's
 // next collection starts; its last collection is never quiet then.
+//
+// Quiet is judged from inside the guest: a vCPU the hypervisor deschedules,
+// or interrupts handled on the thread's CPU, leave no trace in the thread's
+// counters. Such a gap of a millisecond or more falling between a callback and
+// a probe was seen once in about 150 runs here; one per run is tolerated
+// among the quiet collections, never more.
+constexpr std::size_t kOutliers = 1;
+
 std::vector<bool> quiet_collections(const Json& records, bool callbacks_inside) {
   std::vector<bool> quiet(records.size(), false);
   for (std::size_t i = 0; i < records.size(); ++i) {
@@ -121,6 +129,7 @@ TEST_P(GcE2E, SeesEveryCollectionWithGenerationCountsAndDuration) {
   std::set<int> generations;
   std::set<std::string> threads;
   std::size_t judged = 0;
+  std::vector<std::string> outliers;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const Json& r = records[i];
     const Json& e = events[i];
@@ -145,9 +154,11 @@ TEST_P(GcE2E, SeesEveryCollectionWithGenerationCountsAndDuration) {
     }
     if (!quiet[i]) continue;
     ++judged;
-    EXPECT_NEAR(pause, wall, std::max(0.5, 0.2 * wall));
-    EXPECT_NEAR(e.at("ts_us").get<double>(), r.at("epoch_us").get<double>(), 1000);
+    if (std::abs(pause - wall) > std::max(0.5, 0.2 * wall) ||
+        std::abs(e.at("ts_us").get<double>() - r.at("epoch_us").get<double>()) > 1000)
+      outliers.push_back("collection " + std::to_string(i) + ": " + describe(r) + "; pyebpf: " + e.dump());
   }
+  EXPECT_LE(outliers.size(), kOutliers) << testing::PrintToString(outliers);
   EXPECT_EQ(threads, (std::set<std::string>{"MainThread", "Churner-1"}));
   EXPECT_EQ(generations, (std::set<int>{0, 1, 2}));
   EXPECT_GE(judged, 20u) << "too few collections ran without a context switch to judge durations";
@@ -243,17 +254,23 @@ TEST_P(GcE2E, MinMsDropsShorterCollectionsInBpf) {
   // one can tell.
   const auto quiet = quiet_collections(records, inside);
   std::size_t must = 0, must_not = 0;
+  std::vector<std::string> outliers;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const Json& r = records[i];
     const double wall = r.at("wall_ms").get<double>();
-    if (r.at("cpu_ms").get<double>() >= kMinMs + 0.5 || (quiet[i] && wall >= kMinMs + 0.5)) {
+    const bool long_by_cpu = r.at("cpu_ms").get<double>() >= kMinMs + 0.5;
+    const bool short_by_containment = !inside && wall < kMinMs - 0.005;
+    if (long_by_cpu || (quiet[i] && wall >= kMinMs + 0.5)) {
       ++must;
-      EXPECT_TRUE(reported[i]) << "not reported: " << describe(r);
-    } else if ((!inside && wall < kMinMs - 0.005) || (quiet[i] && wall < kMinMs - 0.5)) {
+      if (long_by_cpu) EXPECT_TRUE(reported[i]) << "not reported: " << describe(r);
+      if (!reported[i] && !long_by_cpu) outliers.push_back("not reported: " + describe(r));
+    } else if (short_by_containment || (quiet[i] && wall < kMinMs - 0.5)) {
       ++must_not;
-      EXPECT_FALSE(reported[i]) << "reported although short: " << describe(r);
+      if (short_by_containment) EXPECT_FALSE(reported[i]) << "reported although short: " << describe(r);
+      if (reported[i] && !short_by_containment) outliers.push_back("reported although short: " + describe(r));
     }
   }
+  EXPECT_LE(outliers.size(), kOutliers) << testing::PrintToString(outliers);
   EXPECT_GE(must, 4u) << "too few collections long enough to test the threshold";
   EXPECT_GE(must_not, 20u) << "too few collections short enough to test the threshold";
   EXPECT_EQ(summary_count(run.err, "below --gc-min-ms"), static_cast<long>(records.size() - events.size())) << run.err;
