@@ -13,13 +13,13 @@
  * At the start: the start time, the stack pointer (to tell the outermost call
  * from a nested one) and the generation stats go into `starts`, keyed by tid.
  * At the end: the stats again; a collection that ran bumps exactly one
- * generation. Collections shorter than targ_min_ns are
- * dropped here, so they cost no ring-buffer traffic. The Python stack is
- * walked at the end: the collecting thread's frames are suspended in the call
- * that triggered the collection for its whole duration (code that runs inside
- * it, finalizers and callbacks, pushes and pops its own frames), so the stack
- * at the end is the stack at the start, and collections filtered by the
- * threshold are never walked.
+ * generation. Collections shorter than targ_min_ns are dropped here, so they
+ * cost no ring-buffer traffic. The Python stack is walked at the end: the
+ * collecting thread's frames are suspended in the call that triggered the
+ * collection for its whole duration (code that runs inside it, finalizers and
+ * callbacks, pushes and pops its own frames), so the stack at the end is the
+ * stack at the start, and collections filtered by the threshold are never
+ * walked.
  */
 #include "python.bpf.h"
 #include <bpf/bpf_tracing.h>
