@@ -139,6 +139,24 @@ TEST_P(PyStackE2E, ThreadsStartedAfterAttachAreSampledWithTheirNames) {
   }
 }
 
+TEST_P(PyStackE2E, ThreadsRunningWithoutTheGilKeepTheirStacks) {
+  Workload workload(GetParam(), "gil_released.py", {"1.5"});
+  Pyebpf pyebpf(args(workload.pid()));
+  Json truth = profile(workload, pyebpf);
+
+  const auto& compressor = truth.at("compressor");
+  auto samples = of_tid(pyebpf.events("py_stack"), compressor.at("tid").get<long>());
+  ASSERT_GT(compressor.at("cpu_in_compress").get<double>(), 1.0) << "the workload must spend its time in C";
+  // ~99 samples per CPU-second; most of this thread's CPU time is zlib with the GIL released.
+  EXPECT_GT(samples.size(), 50u);
+  std::size_t in_loop = 0;
+  for (const auto& e : samples) {
+    in_loop += e.at("leaf_func") == "compress_loop";
+    EXPECT_EQ(e.at("thread_name"), "Compressor");
+  }
+  EXPECT_GE(in_loop, samples.size() * 9 / 10) << "the Python frame calling zlib.compress is the leaf";
+}
+
 TEST_P(PyStackE2E, DeepRecursionIsCutAtTheLimitAndMarkedTruncated) {
   Workload workload(GetParam(), "recursion.py", {"3"});
   Pyebpf pyebpf(args(workload.pid()));
