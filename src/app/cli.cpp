@@ -79,6 +79,21 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   hnh->add_option("--hnh-warn-fd-util", o.hnh_warn_fd_util_pct, "Warn above this % of a process's fd limit (80)");
   hnh->add_option("--hnh-warn-conntrack", o.hnh_warn_conntrack_pct, "Warn above this % of nf_conntrack_max (80)");
 
+  auto* gil = cli.add_option_group("gil", "GIL waits");
+  gil->add_option("--gil-min-wait-ms", o.gil_min_wait_ms, "Report GIL waits at least this long (default 1.0)")
+      ->check(CLI::Range(0.0, 3.6e6));
+  gil->add_flag("--gil-py-enable,!--no-gil-py-enable", o.gil_py_enable,
+                "Walk the waiter's and the holder's Python stacks (default true; --gil-py-enable false disables)")
+      ->expected(0, 1);
+  gil->add_option("--gil-py-min-ms", o.gil_py_min_ms,
+                  "Walk stacks only for waits at least this long; shorter ones report empty stacks (default 0.0)")
+      ->check(CLI::Range(0.0, 3.6e6));
+  gil->add_option("--gil-hook", o.gil_hook,
+                  "Where to measure: cond_wait (libc pthread_cond_timedwait on the GIL: probes fire only "
+                  "while the GIL is contended), take_gil (CPython's take_gil symbol: every acquisition), auto "
+                  "(cond_wait, else take_gil; default)")
+      ->check(CLI::IsMember({"auto", "take_gil", "cond_wait"}));
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

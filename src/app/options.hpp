@@ -41,6 +41,12 @@ struct Options {
   unsigned hnh_warn_syn_recv = 100;
   double hnh_warn_fd_util_pct = 80.0;
   double hnh_warn_conntrack_pct = 80.0;
+
+  // gil
+  double gil_min_wait_ms = 1.0;     // waits shorter than this are counted, not reported
+  bool gil_py_enable = true;        // walk waiter and holder Python stacks
+  double gil_py_min_ms = 0.0;       // ... only for waits at least this long
+  std::string gil_hook = "auto";    // auto | take_gil | cond_wait
 };
 
 }  // namespace pyebpf::app

@@ -7,6 +7,7 @@
 #include "trackers/gc.hpp"
 #include "trackers/handoff.hpp"
 #include "trackers/host_net_health.hpp"
+#include "trackers/gil.hpp"
 #include "trackers/py_stack.hpp"
 
 namespace pyebpf::app {
@@ -30,7 +31,7 @@ std::string implemented_names() {
 const std::vector<TrackerInfo>& tracker_registry() {
   static const std::vector<TrackerInfo> registry = {
       {"py_stack", "CPU profiler: Python stacks sampled in BPF", make<trackers::PyStackTracker>(), {}},
-      {"gil", "GIL waits with holder and waiter stacks", nullptr, {}},
+      {"gil", "GIL waits with holder and waiter stacks", make<trackers::GilTracker>(), {}},
       {"gc", "garbage collection pauses", make<trackers::GcTracker>(), {}},
       {"offcpu", "why threads sleep: kernel, native and Python stacks", nullptr, {}},
       {"handoff", "request queue time in servers (gunicorn gthread)", make<trackers::HandoffTracker>(), {}},

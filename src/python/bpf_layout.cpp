@@ -58,14 +58,12 @@ pyebpf_py_layout make_bpf_layout(const OffsetsRow& row, const PyVersion& version
     throw Error("frame fields of CPython " + version.minor_str() + " lie beyond the BPF frame window");
   l.frame_window = static_cast<std::uint16_t>(window);
 
-  // Immutable integer header of a code object: from the first of co_flags /
-  // co_argcount up to and including co_firstlineno. 3.11 alone puts fields
-  // CPython writes at run time between co_flags and co_argcount (co_warmup,
-  // the quickening countdown, and _co_linearray_entry_size, set when the line
-  // array is built), which would change a live function's tag between the
-  // BPF walk and symbolisation: there the tag starts at co_argcount.
-  const unsigned flags = row.require("code.flags"), argcount = row.require("code.argcount");
-  unsigned tag_start = flags < argcount && flags + 4 != argcount ? argcount : std::min(flags, argcount);
+  // Immutable integer header of a code object: from co_argcount up to and
+  // including co_firstlineno. Not from co_flags: in 3.11 two mutable shorts
+  // follow it (co_warmup, counting calls down to quickening, and
+  // _co_linearray_entry_size, set lazily), so a function called between the
+  // BPF read and symbolisation would get a different tag and print <unknown>.
+  unsigned tag_start = row.require("code.argcount");
   unsigned tag_end = row.require("code.firstlineno") + 4;
   if (tag_end <= tag_start || tag_end - tag_start > PYEBPF_CODE_TAG_LEN)
     throw Error("code header of CPython " + version.minor_str() + " does not fit the code tag");

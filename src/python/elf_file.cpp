@@ -21,20 +21,44 @@ struct ElfCloser {
 };
 using ElfHandle = std::unique_ptr<Elf, ElfCloser>;
 
-void read_symbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, bool dynamic,
-                  std::unordered_map<std::string, ElfSymbol>& out) {
+// A versioned library can define one name several times: the default version
+// (name@@VER, what programs linked today bind to) and hidden compatibility
+// versions (name@VER, bit 15 set in .gnu.version), e.g. glibc's
+// pthread_cond_timedwait@GLIBC_2.2.5 next to pthread_cond_timedwait@@GLIBC_2.3.2.
+// `versym` is .gnu.version for .dynsym (null for .symtab or unversioned files).
+bool hidden_version(Elf_Data* versym, std::size_t index) {
+  GElf_Versym ver;
+  return versym && gelf_getversym(versym, static_cast<int>(index), &ver) && (ver & 0x8000);
+}
+
+void read_symbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, bool dynamic, Elf_Data* versym,
+                  std::unordered_map<std::string, ElfSymbol>& out, std::unordered_set<std::string>* imports) {
   Elf_Data* data = elf_getdata(scn, nullptr);
   if (!data || shdr.sh_entsize == 0) return;
   std::size_t count = shdr.sh_size / shdr.sh_entsize;
-  for (std::size_t i = 0; i < count; ++i) {
-    GElf_Sym sym;
-    if (!gelf_getsym(data, static_cast<int>(i), &sym)) continue;
-    if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
-    const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-    if (!name || !*name) continue;
-    ElfSymbol s{name, sym.st_value, sym.st_size, static_cast<unsigned char>(GELF_ST_TYPE(sym.st_info)), dynamic};
-    out.try_emplace(s.name, std::move(s));  // first wins: .dynsym is read first
+  // Default versions first, so they win over hidden ones of the same name.
+  for (bool hidden : {false, true}) {
+    for (std::size_t i = 0; i < count; ++i) {
+      if (hidden_version(versym, i) != hidden) continue;
+      GElf_Sym sym;
+      if (!gelf_getsym(data, static_cast<int>(i), &sym)) continue;
+      const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+      if (!name || !*name) continue;
+      if (sym.st_shndx == SHN_UNDEF && imports) imports->insert(name);
+      if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
+      ElfSymbol s{name, sym.st_value, sym.st_size, static_cast<unsigned char>(GELF_ST_TYPE(sym.st_info)), dynamic};
+      out.try_emplace(s.name, std::move(s));  // first wins: .dynsym is read first
+    }
   }
+}
+
+Elf_Data* find_versym(Elf* elf) {
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_GNU_versym) return elf_getdata(scn, nullptr);
+  }
+  return nullptr;
 }
 
 std::string read_build_id(Elf* elf, Elf_Scn* scn) {
@@ -118,15 +142,16 @@ ElfFile ElfFile::open(const std::string& path) {
   std::size_t shstrndx = 0;
   bool shstrndx_ok = elf_getshdrstrndx(elf.get(), &shstrndx) == 0;
   // Two passes so .dynsym names win over same-named .symtab entries.
+  Elf_Data* versym = find_versym(elf.get());
   for (int pass = 0; pass < 2; ++pass) {
     Elf_Scn* scn = nullptr;
     while ((scn = elf_nextscn(elf.get(), scn)) != nullptr) {
       GElf_Shdr shdr;
       if (!gelf_getshdr(scn, &shdr)) continue;
-      if (pass == 0 && shdr.sh_type == SHT_DYNSYM) read_symbols(elf.get(), scn, shdr, true, file.symbols_);
+      if (pass == 0 && shdr.sh_type == SHT_DYNSYM) read_symbols(elf.get(), scn, shdr, true, versym, file.symbols_, &file.imports_);
       if (pass == 1 && shdr.sh_type == SHT_SYMTAB) {
         file.has_symtab_ = true;
-        read_symbols(elf.get(), scn, shdr, false, file.symbols_);
+        read_symbols(elf.get(), scn, shdr, false, nullptr, file.symbols_, nullptr);
       }
       if (pass == 0 && shdr.sh_type == SHT_NOTE && file.build_id_.empty())
         file.build_id_ = read_build_id(elf.get(), scn);
@@ -138,6 +163,8 @@ ElfFile ElfFile::open(const std::string& path) {
   }
   return file;
 }
+
+bool ElfFile::imports(std::string_view name) const { return imports_.contains(std::string(name)); }
 
 std::optional<ElfSymbol> ElfFile::symbol(std::string_view name) const {
   auto it = symbols_.find(std::string(name));

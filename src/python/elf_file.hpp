@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace pyebpf::python {
@@ -63,6 +64,8 @@ class ElfFile {
   const std::vector<UsdtProbe>& usdt_probes() const { return usdt_probes_; }
   // The USDT probe provider:name, if the file has it (the first, when repeated).
   std::optional<UsdtProbe> usdt_probe(std::string_view provider, std::string_view name) const;
+  // Whether the file calls `name` from another object (an undefined .dynsym entry).
+  bool imports(std::string_view name) const;
   // File offset holding virtual address `vaddr` (for uprobes), if it is in a PT_LOAD segment.
   std::optional<std::uint64_t> file_offset(std::uint64_t vaddr) const;
   std::size_t symbol_count() const { return symbols_.size(); }
@@ -79,6 +82,7 @@ class ElfFile {
   std::vector<LoadSegment> segments_;
   std::vector<UsdtProbe> usdt_probes_;
   std::unordered_map<std::string, ElfSymbol> symbols_;
+  std::unordered_set<std::string> imports_;
 };
 
 }  // namespace pyebpf::python

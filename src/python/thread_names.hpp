@@ -16,7 +16,8 @@ namespace pyebpf::python {
 // no pause, no py-spy binary. Re-read at once when an ident is seen for the
 // first time (a thread started after attach); for an ident still unnamed
 // (sampled before threading registered it, or a native thread that never gets
-// a name) retry with a backoff from kFirstRetryNs doubling to kMaxRetryNs; and
+// a name) retry with a backoff from kFirstRetryNs doubling to kMaxRetryNs, or
+// at once when _active changed size since the last read (one 8-byte read); and
 // re-read when the names are older than kMaxAgeNs so renames are seen.
 class ThreadNames {
  public:
@@ -27,6 +28,7 @@ class ThreadNames {
 
  private:
   std::optional<std::uint64_t> active_dict();
+  std::optional<std::int64_t> active_used() const;  // len(threading._active) now
 
   static constexpr std::uint64_t kMinRefreshNs = 2'000'000;      // bounds the cost of bursts of new threads
   static constexpr std::uint64_t kFirstRetryNs = 10'000'000;
@@ -43,6 +45,7 @@ class ThreadNames {
   };
   std::unordered_map<std::uint64_t, Retry> unnamed_;
   std::uint64_t last_refresh_ns_ = 0;
+  std::int64_t used_at_refresh_ = -1;  // len(threading._active) at the last refresh
 };
 
 }  // namespace pyebpf::python

@@ -324,6 +324,14 @@ std::vector<Json> Pyebpf::events(const std::string& metric) const {
   return out;
 }
 
+std::vector<Json> of_tid(const std::vector<Json>& events, long tid) {
+  std::vector<Json> out;
+  for (const auto& e : events) {
+    if (e.at("tid").get<long>() == tid) out.push_back(e);
+  }
+  return out;
+}
+
 RunResult run_pyebpf(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
   std::vector<std::string> argv{pyebpf_binary()};
   argv.insert(argv.end(), args.begin(), args.end());

@@ -116,6 +116,9 @@ class Pyebpf {
   std::optional<int> status_;
 };
 
+// The events of one thread (host tid).
+std::vector<Json> of_tid(const std::vector<Json>& events, long tid);
+
 // Runs pyebpf to completion (for error cases): exit status and stderr.
 struct RunResult {
   int status = -1;

@@ -33,14 +33,6 @@ class PyStackE2E : public ::testing::TestWithParam<PythonBuild> {
   }
 };
 
-std::vector<Json> of_tid(const std::vector<Json>& events, long tid) {
-  std::vector<Json> out;
-  for (const auto& e : events) {
-    if (e.at("tid").get<long>() == tid) out.push_back(e);
-  }
-  return out;
-}
-
 TEST_P(PyStackE2E, FunctionSharesMatchMeasuredCpuTime) {
   Workload workload(GetParam(), "cpu_shares.py", {"4"});
   Pyebpf pyebpf(args(workload.pid(), {"--pystack-frequency", "499"}));

@@ -12,6 +12,8 @@
 
 #include "gc.h"
 #include "gc.skel.h"
+#include "gil.h"
+#include "gil.skel.h"
 #include "handoff.h"
 #include "handoff.skel.h"
 #include "py_stack.h"
@@ -100,6 +102,35 @@ TEST(BpfStructsTest, HandoffStructsMatchTheEmbeddedObject) {
   EXPECT_SAME_LAYOUT(t, pyebpf_handoff_stats, peer_closed);
   EXPECT_SAME_LAYOUT(t, pyebpf_handoff_stats, sum_ns);
   EXPECT_SAME_LAYOUT(t, pyebpf_handoff_stats, hist);
+}
+
+TEST(BpfStructsTest, GilStructsMatchTheEmbeddedObject) {
+  std::size_t size = 0;
+  const void* bytes = gil_bpf__elf_bytes(&size);
+  Object obj(bpf_object__open_mem(bytes, size, nullptr));
+  ASSERT_TRUE(obj);
+  const btf* t = bpf_object__btf(obj.get());
+  ASSERT_TRUE(t);
+
+  EXPECT_EQ(btf_size(t, "pyebpf_gil_proc"), static_cast<long>(sizeof(pyebpf_gil_proc)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_proc, cond);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_proc, locked);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_proc, last_holder);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_proc, switch_number);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_proc, interp_ceval_gil);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_proc, hook);
+  EXPECT_EQ(btf_size(t, "pyebpf_gil_event"), static_cast<long>(sizeof(pyebpf_gil_event)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_event, duration_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_event, holder_thread_id);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_event, holder_ns_tid);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_event, holder_changes);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_event, hook);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_event, waiter_stack);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_event, holder_stack);
+  EXPECT_EQ(btf_size(t, "pyebpf_gil_thread_key"), static_cast<long>(sizeof(pyebpf_gil_thread_key)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_thread_key, thread_id);
+  EXPECT_EQ(btf_size(t, "pyebpf_gil_thread"), static_cast<long>(sizeof(pyebpf_gil_thread)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_thread, ns_tid);
 }
 
 TEST(BpfStructsTest, GcStructsMatchTheEmbeddedObject) {
