@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 
 #include "app/registry.hpp"
 
@@ -62,6 +63,23 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   auto* py_stack = cli.add_option_group("py_stack", "CPU profiler");
   py_stack->add_option("--pystack-frequency", o.pystack_frequency, "Samples per second per CPU (default 99)")
       ->check(CLI::Range(1u, 10000u));
+
+  auto* gc = cli.add_option_group("gc", "Garbage-collection pauses");
+  gc->add_option("--gc-min-ms", o.gc_min_ms,
+                 "Report only collections at least this long, in ms (default 0: every one); filtered in BPF")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            char* end = nullptr;
+            double ms = std::strtod(value.c_str(), &end);
+            return end != value.c_str() && *end == '\0' && ms >= 0 ? "" : "must be 0 or more milliseconds";
+          },
+          "MS"));
+  gc->add_option("--gc-py-enable", o.gc_py_enable,
+                 "Python stack of the code that triggered each collection: true or false (default true)");
+  gc->add_flag("--no-gc-py-enable{false}", o.gc_py_enable, "Same as --gc-py-enable false");
+  gc->add_option("--gc-hook", o.gc_hook,
+                 "auto (default: USDT probes where the build has them, else uprobes), usdt, or uprobe")
+      ->check(CLI::IsMember({"auto", "usdt", "uprobe"}));
 
   auto* handoff = cli.add_option_group("handoff", "Request queue time in servers (gunicorn gthread, uwsgi)");
   handoff->add_option("--handoff-min-ms", o.handoff_min_ms, "Emit handoff events only at or above this wait (default 0)")

@@ -24,6 +24,10 @@ struct Options {
 
   unsigned pystack_frequency = 99;  // Hz
 
+  double gc_min_ms = 0.0;           // gc: collections shorter than this are dropped in BPF
+  bool gc_py_enable = true;         // gc: Python stack of the code that triggered the collection
+  std::string gc_hook = "auto";     // gc: auto | usdt | uprobe
+
   // handoff
   double handoff_min_ms = 0.0;       // pickups below this are not emitted (still counted in request_queue)
   double rq_interval_s = 10.0;       // request_queue summary period
