@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstring>
+#include <cstdlib>
 
 #include "app/registry.hpp"
 #include "trackers/tcp_format.hpp"
@@ -12,6 +14,32 @@
 #endif
 
 namespace pyebpf::app {
+namespace {
+
+constexpr const char* kPasswordFlag = "--clickhouse-password";
+
+// argv joined for the record, with the ClickHouse password replaced; and the
+// password overwritten in argv itself so it does not stay readable in
+// /proc/PID/cmdline (ps) for the whole run.
+std::string redact_argv(int argc, char** argv) {
+  std::string out;
+  const std::size_t flag_len = std::strlen(kPasswordFlag);
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    bool secret = i > 0 && std::strcmp(argv[i - 1], kPasswordFlag) == 0;
+    if (arg.rfind(std::string(kPasswordFlag) + "=", 0) == 0) {
+      std::memset(argv[i] + flag_len + 1, 'x', arg.size() - flag_len - 1);
+      arg = std::string(kPasswordFlag) + "=***";
+    } else if (secret) {
+      std::memset(argv[i], 'x', arg.size());
+      arg = "***";
+    }
+    out += (i ? " " : "") + arg;
+  }
+  return out;
+}
+
+}  // namespace
 
 std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code) {
   Options o;
@@ -21,14 +49,14 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   cli.set_version_flag("--version", PYEBPF_VERSION);
   cli.get_formatter()->column_width(34);
 
-  cli.add_option("-p,--pid", o.pids, "Host PIDs of the Python processes to profile (one or more)")
-      ->required()
-      ->expected(1, -1)
-      ->check(CLI::PositiveNumber);
-  cli.add_option("-e,--env", o.env, "Environment name, copied into every event as \"env\"")->required();
+  // -p and -e are required unless a subcommand (report) is given: checked after parsing.
+  auto* pid_opt = cli.add_option("-p,--pid", o.pids, "Host PIDs of the Python processes to profile (one or more; required)")
+                      ->expected(1, -1)
+                      ->check(CLI::PositiveNumber);
+  auto* env_opt = cli.add_option("-e,--env", o.env, "Environment name, copied into every event as \"env\" (required)");
   cli.add_option("--enable", o.enable, "Trackers to run (default: all implemented): " + tracker_names_help())
       ->expected(1, -1);
-  cli.add_flag("--also-stdout", o.also_stdout, "Print JSON lines on stdout even when another sink is set");
+  cli.add_flag("--also-stdout", o.also_stdout, "Print JSON lines on stdout even when another output is set");
   cli.add_option("--duration", o.duration_s, "Stop after this many seconds (default: run until Ctrl-C/SIGTERM)")
       ->check(CLI::NonNegativeNumber);
   cli.add_flag("-v", o.verbosity, "More logging on stderr: -v debug, -vv trace (libbpf and verifier output)");
@@ -36,6 +64,23 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   auto* py_stack = cli.add_option_group("py_stack", "CPU profiler");
   py_stack->add_option("--pystack-frequency", o.pystack_frequency, "Samples per second per CPU (default 99)")
       ->check(CLI::Range(1u, 10000u));
+
+  auto* gc = cli.add_option_group("gc", "Garbage-collection pauses");
+  gc->add_option("--gc-min-ms", o.gc_min_ms,
+                 "Report only collections at least this long, in ms (default 0: every one); filtered in BPF")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            char* end = nullptr;
+            double ms = std::strtod(value.c_str(), &end);
+            return end != value.c_str() && *end == '\0' && ms >= 0 ? "" : "must be 0 or more milliseconds";
+          },
+          "MS"));
+  gc->add_option("--gc-py-enable", o.gc_py_enable,
+                 "Python stack of the code that triggered each collection: true or false (default true)");
+  gc->add_flag("--no-gc-py-enable{false}", o.gc_py_enable, "Same as --gc-py-enable false");
+  gc->add_option("--gc-hook", o.gc_hook,
+                 "auto (default: USDT probes where the build has them, else uprobes), usdt, or uprobe")
+      ->check(CLI::IsMember({"auto", "usdt", "uprobe"}));
 
   auto* handoff = cli.add_option_group("handoff", "Request queue time in servers (gunicorn gthread, uwsgi)");
   handoff->add_option("--handoff-min-ms", o.handoff_min_ms, "Emit handoff events only at or above this wait (default 0)")
@@ -76,6 +121,33 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
                   "while the GIL is contended), take_gil (CPython's take_gil symbol: every acquisition), auto "
                   "(cond_wait, else take_gil; default)")
       ->check(CLI::IsMember({"auto", "take_gil", "cond_wait"}));
+  auto* out = cli.add_option_group("outputs", "Where events go (stdout JSON lines unless one of these is set)");
+  out->add_option("--sqlite", o.sqlite_path, "Store events in this SQLite file (one table per metric; WAL)");
+  out->add_option("--sqlite-queue-max", o.sqlite_queue_max, "Events held for SQLite before dropping (default 100000)")
+      ->check(CLI::PositiveNumber);
+  out->add_option("--folded", o.folded_path,
+                  "Collapsed stacks for flame graphs: CPU in FILE, off-CPU/GIL time in FILE.off_cpu/.gil_wait");
+  out->add_option("--speedscope", o.speedscope_path, "speedscope profile (one per thread and kind) in this file");
+  out->add_flag_callback("--no-report", [&o] { o.report = false; }, "No end-of-run report on stderr (the summary lines stay)");
+  out->add_option("--flush-timeout", o.flush_timeout_s, "At exit, seconds to deliver what databases still hold (10)")
+      ->check(CLI::NonNegativeNumber);
+
+  auto* ch = cli.add_option_group("ClickHouse", "ClickHouse output (HTTP interface)");
+  ch->add_option("--clickhouse-url", o.clickhouse_url, "e.g. http://127.0.0.1:8123 (enables the ClickHouse output)");
+  ch->add_option("--clickhouse-user", o.clickhouse_user, "User (default: default)");
+  ch->add_option(kPasswordFlag, o.clickhouse_password, "Password; prefer the environment variable (not shown by ps)")
+      ->envname("PYEBPF_CLICKHOUSE_PASSWORD");
+  ch->add_option("--clickhouse-database", o.clickhouse_database, "Database holding the ebpf_* tables (default)");
+  ch->add_option("--ch-batch-size", o.ch_batch_size, "Rows per insert and table (default 5000)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
+  ch->add_option("--ch-flush-interval", o.ch_flush_interval_s, "Seconds a row may wait for its batch (default 30)")
+      ->check(CLI::PositiveNumber);
+  ch->add_option("--ch-queue-max", o.ch_queue_max, "Events held for ClickHouse before dropping (default 100000)")
+      ->check(CLI::PositiveNumber);
+
+  auto* report = cli.add_subcommand("report", "Print the end-of-run report of a run stored with --sqlite");
+  report->add_option("FILE", o.report_file, "SQLite file written by --sqlite, or saved JSON lines")->required();
+  report->add_option("--run", o.report_run, "Run id in the file (default: the latest)")->check(CLI::PositiveNumber);
 
   auto* tcp = cli.add_option_group("tcp", "tcp_connect, tcp_accept, tcp_loss");
   tcp->add_option("--net-scope", o.net_scope,
@@ -92,6 +164,13 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
 
   try {
     cli.parse(argc, argv);
+    o.command_line = redact_argv(argc, argv);  // after parsing: it overwrites the password in argv
+    if (report->parsed()) {
+      o.command = Options::Command::Report;
+    } else {
+      if (pid_opt->count() == 0) throw CLI::RequiredError(pid_opt->get_name());
+      if (env_opt->count() == 0) throw CLI::RequiredError(env_opt->get_name());
+    }
   } catch (const CLI::CallForHelp& e) {
     exit_code = cli.exit(e);
     return std::nullopt;

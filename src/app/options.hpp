@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -10,14 +11,22 @@ namespace pyebpf::app {
 
 // Everything the command line sets. Defaults match the original tool's.
 struct Options {
+  enum class Command { Profile, Report };
+  Command command = Command::Profile;
+
   std::vector<pid_t> pids;
   std::string env;
   std::vector<std::string> enable;  // tracker names as given (empty: every implemented tracker)
   bool also_stdout = false;
   double duration_s = 0;            // 0: until Ctrl-C / SIGTERM / no target left
   int verbosity = 0;                // -v debug, -vv trace (libbpf and verifier output)
+  std::string command_line;         // argv as given, secrets redacted (stored with --sqlite runs)
 
   unsigned pystack_frequency = 99;  // Hz
+
+  double gc_min_ms = 0.0;           // gc: collections shorter than this are dropped in BPF
+  bool gc_py_enable = true;         // gc: Python stack of the code that triggered the collection
+  std::string gc_hook = "auto";     // gc: auto | usdt | uprobe
 
   // handoff
   double handoff_min_ms = 0.0;       // pickups below this are not emitted (still counted in request_queue)
@@ -43,6 +52,25 @@ struct Options {
   bool gil_py_enable = true;        // walk waiter and holder Python stacks
   double gil_py_min_ms = 0.0;       // ... only for waits at least this long
   std::string gil_hook = "auto";    // auto | take_gil | cond_wait
+  // Outputs. stdout gets JSON lines unless another output is set (then only with --also-stdout).
+  std::string sqlite_path;
+  std::size_t sqlite_queue_max = 100000;
+  std::string folded_path;
+  std::string speedscope_path;
+  bool report = true;               // end-of-run report on stderr
+  double flush_timeout_s = 10;      // at exit, time to deliver what the database sinks still hold
+
+  std::string clickhouse_url;       // empty: no ClickHouse
+  std::string clickhouse_user = "default";
+  std::string clickhouse_password;  // or PYEBPF_CLICKHOUSE_PASSWORD; never logged
+  std::string clickhouse_database = "default";
+  std::size_t ch_batch_size = 5000;
+  double ch_flush_interval_s = 30;
+  std::size_t ch_queue_max = 100000;
+
+  // `pyebpf report FILE [--run N]`
+  std::string report_file;
+  long report_run = 0;              // 0: the latest run in the file
 
   // tcp_connect, tcp_accept, tcp_loss
   std::string net_scope = "targets";  // "targets": sockets of the target processes; "host": all

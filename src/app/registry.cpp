@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "pyebpf/error.hpp"
+#include "trackers/gc.hpp"
 #include "trackers/handoff.hpp"
 #include "trackers/host_net_health.hpp"
 #include "trackers/gil.hpp"
@@ -34,7 +35,7 @@ const std::vector<TrackerInfo>& tracker_registry() {
   static const std::vector<TrackerInfo> registry = {
       {"py_stack", "CPU profiler: Python stacks sampled in BPF", make<trackers::PyStackTracker>(), {}},
       {"gil", "GIL waits with holder and waiter stacks", make<trackers::GilTracker>(), {}},
-      {"gc", "garbage collection pauses", nullptr, {}},
+      {"gc", "garbage collection pauses", make<trackers::GcTracker>(), {}},
       {"offcpu", "why threads sleep: kernel, native and Python stacks", nullptr, {}},
       {"handoff", "request queue time in servers (gunicorn gthread)", make<trackers::HandoffTracker>(), {}},
       {"tcp_connect", "outbound TCP handshakes", make<trackers::TcpConnectTracker>(), {}},

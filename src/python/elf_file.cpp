@@ -5,8 +5,10 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstring>
 
 #include "pyebpf/error.hpp"
 #include "pyebpf/fd.hpp"
@@ -79,6 +81,40 @@ std::string read_build_id(Elf* elf, Elf_Scn* scn) {
   return {};
 }
 
+// SystemTap SDT notes: owner "stapsdt", type 3, descriptor = pc, base,
+// semaphore (64-bit addresses), then provider, name and argument strings.
+constexpr unsigned kNtStapsdt = 3;
+
+void read_usdt_probes(Elf_Scn* scn, std::vector<UsdtProbe>& out) {
+  Elf_Data* data = elf_getdata(scn, nullptr);
+  if (!data) return;
+  std::size_t offset = 0, name_off = 0, desc_off = 0;
+  GElf_Nhdr nhdr;
+  const char* buf = static_cast<const char*>(data->d_buf);
+  while ((offset = gelf_getnote(data, offset, &nhdr, &name_off, &desc_off)) > 0) {
+    if (nhdr.n_type != kNtStapsdt || nhdr.n_namesz != 8 || std::memcmp(buf + name_off, "stapsdt", 8) != 0) continue;
+    if (nhdr.n_descsz < 3 * 8 + 3) continue;
+    const char* desc = buf + desc_off;
+    const char* end = desc + nhdr.n_descsz;
+    UsdtProbe probe;
+    std::memcpy(&probe.pc, desc, 8);
+    std::memcpy(&probe.semaphore, desc + 16, 8);
+    const char* s = desc + 24;
+    std::string* fields[] = {&probe.provider, &probe.name, &probe.args};
+    bool complete = true;
+    for (std::string* field : fields) {
+      const char* nul = static_cast<const char*>(std::memchr(s, '\0', static_cast<std::size_t>(end - s)));
+      if (!nul) {
+        complete = false;
+        break;
+      }
+      field->assign(s, nul);
+      s = nul + 1;
+    }
+    if (complete) out.push_back(std::move(probe));
+  }
+}
+
 }  // namespace
 
 ElfFile ElfFile::open(const std::string& path) {
@@ -103,6 +139,8 @@ ElfFile ElfFile::open(const std::string& path) {
     file.segments_.push_back({phdr.p_vaddr, phdr.p_offset, phdr.p_filesz, phdr.p_memsz, (phdr.p_flags & PF_X) != 0});
   }
 
+  std::size_t shstrndx = 0;
+  bool shstrndx_ok = elf_getshdrstrndx(elf.get(), &shstrndx) == 0;
   // Two passes so .dynsym names win over same-named .symtab entries.
   Elf_Data* versym = find_versym(elf.get());
   for (int pass = 0; pass < 2; ++pass) {
@@ -117,6 +155,10 @@ ElfFile ElfFile::open(const std::string& path) {
       }
       if (pass == 0 && shdr.sh_type == SHT_NOTE && file.build_id_.empty())
         file.build_id_ = read_build_id(elf.get(), scn);
+      if (pass == 0 && shdr.sh_type == SHT_NOTE && shstrndx_ok) {
+        const char* name = elf_strptr(elf.get(), shstrndx, shdr.sh_name);
+        if (name && std::strcmp(name, ".note.stapsdt") == 0) read_usdt_probes(scn, file.usdt_probes_);
+      }
     }
   }
   return file;
@@ -137,6 +179,23 @@ std::vector<ElfSymbol> ElfFile::symbol_and_clones(std::string_view name) const {
     if (sym_name.size() == name.size() || sym_name[name.size()] == '.') out.push_back(sym);
   }
   return out;
+}
+
+std::vector<ElfSymbol> ElfFile::function_entries(std::string_view name) const {
+  std::vector<ElfSymbol> out;
+  for (auto& sym : symbol_and_clones(name)) {
+    if (sym.type != STT_FUNC || sym.name.find(".cold") != std::string::npos) continue;
+    out.push_back(std::move(sym));
+  }
+  std::sort(out.begin(), out.end(), [](const ElfSymbol& a, const ElfSymbol& b) { return a.value < b.value; });
+  return out;
+}
+
+std::optional<UsdtProbe> ElfFile::usdt_probe(std::string_view provider, std::string_view name) const {
+  for (const auto& probe : usdt_probes_) {
+    if (probe.provider == provider && probe.name == name) return probe;
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> ElfFile::strings_starting_with(const std::string& section, std::string_view prefix) const {

@@ -20,6 +20,16 @@ struct ElfSymbol {
   bool dynamic = false;     // from .dynsym (exported), else .symtab
 };
 
+// A SystemTap SDT probe (USDT) from the .note.stapsdt notes, e.g. CPython's
+// python:gc__start when built --with-dtrace (Debian and Ubuntu builds are).
+struct UsdtProbe {
+  std::string provider;
+  std::string name;
+  std::uint64_t pc = 0;         // virtual address of the probe's nop
+  std::uint64_t semaphore = 0;  // virtual address of its semaphore, 0 if none
+  std::string args;             // argument spec, e.g. "-4@112(%rsp)"
+};
+
 struct LoadSegment {
   std::uint64_t vaddr = 0;
   std::uint64_t offset = 0;
@@ -47,6 +57,13 @@ class ElfFile {
   // Defined symbols named `name` or compiler clones of it: "name.constprop.0",
   // "name.isra.0", "name.cold", "name.part.0", "name.lto_priv.0"...
   std::vector<ElfSymbol> symbol_and_clones(std::string_view name) const;
+  // Symbols of `name` and its clones where a uprobe/uretprobe pair may attach:
+  // functions only, without the outlined ".cold" parts, which are jumped
+  // into, not called (a uretprobe there would rewrite a random stack slot).
+  std::vector<ElfSymbol> function_entries(std::string_view name) const;
+  const std::vector<UsdtProbe>& usdt_probes() const { return usdt_probes_; }
+  // The USDT probe provider:name, if the file has it (the first, when repeated).
+  std::optional<UsdtProbe> usdt_probe(std::string_view provider, std::string_view name) const;
   // Whether the file calls `name` from another object (an undefined .dynsym entry).
   bool imports(std::string_view name) const;
   // File offset holding virtual address `vaddr` (for uprobes), if it is in a PT_LOAD segment.
@@ -63,6 +80,7 @@ class ElfFile {
   bool has_symtab_ = false;
   std::string build_id_;
   std::vector<LoadSegment> segments_;
+  std::vector<UsdtProbe> usdt_probes_;
   std::unordered_map<std::string, ElfSymbol> symbols_;
   std::unordered_set<std::string> imports_;
 };

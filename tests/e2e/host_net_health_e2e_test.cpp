@@ -13,7 +13,8 @@ using namespace std::chrono_literals;
 
 PythonBuild python() { return test_pythons(11, 11).front(); }
 
-// Reads pyebpf's stdout until the next host_net_health document.
+// Reads pyebpf's stdout (a pipe: these tests read it live) until the next
+// host_net_health document.
 Json next_snapshot(Pyebpf& pyebpf, std::chrono::seconds timeout = 30s) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -39,8 +40,9 @@ TEST(HostNetHealthE2E, CountsStatesOfTheTargetNamespaceWithWarnings) {
   // Thresholds below what the workload holds, so every rule fires; the same
   // state under the original tool's thresholds must warn about nothing.
   Pyebpf low(args(w, {"--hnh-warn-close-wait", "5", "--hnh-warn-time-wait", "5", "--hnh-warn-syn-sent", "2",
-                      "--hnh-warn-fd-util", "40", "--hnh-warn-port-util", "0.01"}));
-  Pyebpf defaults(args(w, {}));
+                      "--hnh-warn-fd-util", "40", "--hnh-warn-port-util", "0.01"}),
+             /*stdout_pipe=*/true);
+  Pyebpf defaults(args(w, {}), /*stdout_pipe=*/true);
   low.wait_ready();
   defaults.wait_ready();
   Json s = next_snapshot(low);
@@ -129,7 +131,7 @@ TEST(HostNetHealthE2E, CountsStatesOfTheTargetNamespaceWithWarnings) {
 
 TEST(HostNetHealthE2E, InterfaceDeltasCountTrafficOfTheNamespace) {
   Workload w(python(), "net_states.py", {"0", "0", "0", "0"});
-  Pyebpf pyebpf(args(w, {"--hnh-interface", "lo"}));
+  Pyebpf pyebpf(args(w, {"--hnh-interface", "lo"}), /*stdout_pipe=*/true);
   pyebpf.wait_ready();
   Json first = next_snapshot(pyebpf);
   ASSERT_FALSE(first.empty());
@@ -154,7 +156,7 @@ TEST(HostNetHealthE2E, InterfaceDeltasCountTrafficOfTheNamespace) {
 
 TEST(HostNetHealthE2E, SelfReportsPyebpfsOwnNamespace) {
   Workload w(python(), "net_states.py", {"3", "0", "0", "0"});
-  Pyebpf pyebpf(args(w, {"--hnh-netns", "self"}));
+  Pyebpf pyebpf(args(w, {"--hnh-netns", "self"}), /*stdout_pipe=*/true);
   pyebpf.wait_ready();
   Json s = next_snapshot(pyebpf);
   ASSERT_FALSE(s.empty());

@@ -10,6 +10,8 @@
 #include <memory>
 #include <string>
 
+#include "gc.h"
+#include "gc.skel.h"
 #include "gil.h"
 #include "gil.skel.h"
 #include "handoff.h"
@@ -131,6 +133,35 @@ TEST(BpfStructsTest, GilStructsMatchTheEmbeddedObject) {
   EXPECT_SAME_LAYOUT(t, pyebpf_gil_thread_key, thread_id);
   EXPECT_EQ(btf_size(t, "pyebpf_gil_thread"), static_cast<long>(sizeof(pyebpf_gil_thread)));
   EXPECT_SAME_LAYOUT(t, pyebpf_gil_thread, ns_tid);
+}
+
+TEST(BpfStructsTest, GcStructsMatchTheEmbeddedObject) {
+  std::size_t size = 0;
+  const void* bytes = gc_bpf__elf_bytes(&size);
+  Object obj(bpf_object__open_mem(bytes, size, nullptr));
+  ASSERT_TRUE(obj);
+  const btf* t = bpf_object__btf(obj.get());
+  ASSERT_TRUE(t);
+
+  EXPECT_EQ(btf_size(t, "pyebpf_gc_event"), static_cast<long>(sizeof(pyebpf_gc_event)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_event, end_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_event, collected);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_event, uncollectable);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_event, generation);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_event, hook);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_event, flags);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_event, stack);
+  EXPECT_EQ(static_cast<long>(offsetof(pyebpf_gc_event, stack)), static_cast<long>(PYEBPF_GC_EVENT_FIXED));
+
+  EXPECT_EQ(btf_size(t, "pyebpf_gc_proc"), static_cast<long>(sizeof(pyebpf_gc_proc)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, gcstate);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, tstate_interp);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, interp_gc);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, stats);
+
+  EXPECT_EQ(btf_size(t, "pyebpf_gc_gen_stats"), static_cast<long>(sizeof(pyebpf_gc_gen_stats)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen_stats, collected);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen_stats, uncollectable);
 }
 
 TEST(BpfStructsTest, TcpStructsMatchTheEmbeddedObject) {

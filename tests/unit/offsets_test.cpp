@@ -26,6 +26,13 @@ TEST(OffsetsTest, EveryRowBuildsAWalkerLayout) {
     EXPECT_LE(l.frame_window, PYEBPF_FRAME_WINDOW - 8) << minor;
     EXPECT_GT(l.code_tag_len, 0) << minor;
     EXPECT_LE(l.code_tag_len, PYEBPF_CODE_TAG_LEN) << minor;
+    // The tag covers co_argcount..co_firstlineno and nothing CPython writes at
+    // run time (3.11's co_warmup sits between co_flags and co_argcount).
+    EXPECT_LE(l.code_tag, row->require("code.argcount")) << minor;
+    EXPECT_EQ(l.code_tag + l.code_tag_len, row->require("code.firstlineno") + 4) << minor;
+    if (m == 11) {
+      EXPECT_EQ(l.code_tag, row->require("code.argcount")) << minor;
+    }
     // Version quirks the walker depends on.
     int expected_kind = m <= 9 ? PYEBPF_INSTR_LASTI_BYTES : m == 10 ? PYEBPF_INSTR_LASTI_UNITS : PYEBPF_INSTR_POINTER;
     EXPECT_EQ(l.instr_kind, expected_kind) << minor;

@@ -80,6 +80,14 @@ FIELDS = {
     # ... which by default is the one embedded in the interpreter.
     "interp.gil": [("PyInterpreterState._gil", is_struct("_gil_runtime_state"))],
     "gc.collecting": ["struct _gc_runtime_state.collecting"],
+    # The gc tracker: per-generation totals CPython bumps once per collection
+    # (gc.get_stats()), and generation0 == &generations[0], a self-check.
+    "gc.generations": ["struct _gc_runtime_state.generations"],
+    "gc.generation0": ["struct _gc_runtime_state.generation0"],
+    "gc.generation_stats": ["struct _gc_runtime_state.generation_stats"],
+    "gcstats.collections": ["struct gc_generation_stats.collections"],
+    "gcstats.collected": ["struct gc_generation_stats.collected"],
+    "gcstats.uncollectable": ["struct gc_generation_stats.uncollectable"],
     "tstate.prev": ["PyThreadState.prev"],
     "tstate.next": ["PyThreadState.next"],
     "tstate.interp": ["PyThreadState.interp"],
@@ -134,7 +142,8 @@ SIZES = ["_PyRuntimeState", "PyInterpreterState", "PyThreadState",
          "PyCodeObject", "PyFrameObject", "_PyInterpreterFrame", "_PyCFrame",
          GIL, "PyASCIIObject", "PyCompactUnicodeObject", "PyBytesObject",
          "PyDictKeyEntry", "PyDictUnicodeEntry", "PyObject", "PyVarObject",
-         "PyLongObject", "PyTypeObject", "PyHeapTypeObject"]
+         "PyLongObject", "PyTypeObject", "PyHeapTypeObject",
+         "struct gc_generation_stats"]
 
 # Bitfields inside PyASCIIObject.state; positions are relative to "state".
 BITS = {"unicode.state." + b: "PyASCIIObject.state." + b
