@@ -254,8 +254,10 @@ void TcpSession::handle(const void* data, std::size_t size) {
 
 namespace {
 
+// The thread pointer alone is not a thread: glibc reuses it for the next one.
 std::uint64_t thread_key(const pyebpf_event_header& hdr) {
-  return hdr.thread_id ^ (static_cast<std::uint64_t>(hdr.pid) * 0x9e3779b97f4a7c15ULL);
+  return hdr.thread_id ^ (static_cast<std::uint64_t>(hdr.pid) * 0x9e3779b97f4a7c15ULL) ^
+         (static_cast<std::uint64_t>(hdr.tid) * 0xff51afd7ed558ccdULL);
 }
 
 std::string header_comm(const pyebpf_event_header& hdr) {
@@ -266,13 +268,13 @@ std::string header_comm(const pyebpf_event_header& hdr) {
 
 void TcpSession::remember_thread(const pyebpf_event_header& hdr) {
   std::string comm = header_comm(hdr);
-  std::string name = trackers::thread_name(*ctx_, hdr.pid, hdr.thread_id, comm);
+  std::string name = trackers::thread_name(*ctx_, hdr.pid, hdr.thread_id, hdr.ns_tid, comm);
   auto* python = ctx_->targets.python(static_cast<pid_t>(hdr.pid));
   if (name == comm && python) {
     // The name cache may have been refreshed a moment ago for another thread
     // (it throttles refreshes): this thread is alive now, read again.
     python->thread_names().refresh();
-    name = python->thread_names().name(hdr.thread_id).value_or(comm);
+    name = python->thread_names().name(hdr.thread_id, hdr.ns_tid).value_or(comm);
   }
   spdlog::debug("tcp: thread {} of pid {} ({}) owns its first socket: name '{}'", hdr.tid, hdr.pid, comm, name);
   if (early_names_.size() > 65536) early_names_.clear();
