@@ -18,6 +18,13 @@ struct Options {
   int verbosity = 0;                // -v debug, -vv trace (libbpf and verifier output)
 
   unsigned pystack_frequency = 99;  // Hz
+
+  double offcpu_min_total_ms = 20;       // sleeps shorter than this are dropped in BPF
+  double offcpu_py_min_ms = 0;           // Python stack only for sleeps at least this long
+  bool offcpu_py_enable = true;          // walk Python stacks at all
+  unsigned offcpu_max_stack_depth = 20;  // kernel and user frames kept (1..64)
+  double offcpu_aggregate_s = 0;         // > 0: aggregated mode, emit totals every this many seconds
+  std::string offcpu_hook = "auto";      // auto | tp_btf | raw_tp
 };
 
 }  // namespace pyebpf::app

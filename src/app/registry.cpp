@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "pyebpf/error.hpp"
+#include "trackers/offcpu.hpp"
 #include "trackers/py_stack.hpp"
 
 namespace pyebpf::app {
@@ -29,7 +30,7 @@ const std::vector<TrackerInfo>& tracker_registry() {
       {"py_stack", "CPU profiler: Python stacks sampled in BPF", make<trackers::PyStackTracker>(), {}},
       {"gil", "GIL waits with holder and waiter stacks", nullptr, {}},
       {"gc", "garbage collection pauses", nullptr, {}},
-      {"offcpu", "why threads sleep: kernel, native and Python stacks", nullptr, {}},
+      {"offcpu", "why threads sleep: kernel, native and Python stacks", make<trackers::OffCpuTracker>(), {}},
       {"handoff", "request queue time in servers (gunicorn gthread)", nullptr, {}},
       {"tcp_connect", "outbound TCP handshakes", nullptr, {}},
       {"tcp_accept", "inbound TCP connections and accept-queue dwell", nullptr, {}},

@@ -172,6 +172,8 @@ int run(const Options& options) {
       stdout_sink.flush();
     }
     consume_all();
+    for (auto& t : trackers) t->finish();
+    stdout_sink.flush();
   } catch (const sinks::OutputClosed&) {
     spdlog::debug("stdout closed; stopping");
     return 0;

@@ -5,6 +5,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "pyebpf/error.hpp"
@@ -19,7 +20,7 @@ struct ElfCloser {
 using ElfHandle = std::unique_ptr<Elf, ElfCloser>;
 
 void read_symbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, bool dynamic,
-                  std::unordered_map<std::string, ElfSymbol>& out) {
+                  std::unordered_map<std::string, ElfSymbol>& out, std::vector<ElfSymbol>& functions) {
   Elf_Data* data = elf_getdata(scn, nullptr);
   if (!data || shdr.sh_entsize == 0) return;
   std::size_t count = shdr.sh_size / shdr.sh_entsize;
@@ -30,6 +31,7 @@ void read_symbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, bool dynamic,
     const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
     if (!name || !*name) continue;
     ElfSymbol s{name, sym.st_value, sym.st_size, static_cast<unsigned char>(GELF_ST_TYPE(sym.st_info)), dynamic};
+    if ((s.type == STT_FUNC || s.type == STT_GNU_IFUNC) && s.size > 0) functions.push_back(s);
     out.try_emplace(s.name, std::move(s));  // first wins: .dynsym is read first
   }
 }
@@ -84,15 +86,26 @@ ElfFile ElfFile::open(const std::string& path) {
     while ((scn = elf_nextscn(elf.get(), scn)) != nullptr) {
       GElf_Shdr shdr;
       if (!gelf_getshdr(scn, &shdr)) continue;
-      if (pass == 0 && shdr.sh_type == SHT_DYNSYM) read_symbols(elf.get(), scn, shdr, true, file.symbols_);
+      if (pass == 0 && shdr.sh_type == SHT_DYNSYM)
+        read_symbols(elf.get(), scn, shdr, true, file.symbols_, file.functions_);
       if (pass == 1 && shdr.sh_type == SHT_SYMTAB) {
         file.has_symtab_ = true;
-        read_symbols(elf.get(), scn, shdr, false, file.symbols_);
+        read_symbols(elf.get(), scn, shdr, false, file.symbols_, file.functions_);
       }
       if (pass == 0 && shdr.sh_type == SHT_NOTE && file.build_id_.empty())
         file.build_id_ = read_build_id(elf.get(), scn);
     }
   }
+  // One name per address: aliases (poll, __poll, __libc_poll) share one. The
+  // stable sort keeps .dynsym first; among equals prefer the shortest name.
+  std::stable_sort(file.functions_.begin(), file.functions_.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
+    if (a.value != b.value) return a.value < b.value;
+    if (a.dynamic != b.dynamic) return a.dynamic;
+    return a.name.size() < b.name.size();
+  });
+  file.functions_.erase(std::unique(file.functions_.begin(), file.functions_.end(),
+                                    [](const ElfSymbol& a, const ElfSymbol& b) { return a.value == b.value; }),
+                        file.functions_.end());
   return file;
 }
 
@@ -109,6 +122,24 @@ std::vector<ElfSymbol> ElfFile::symbol_and_clones(std::string_view name) const {
     if (sym_name.size() == name.size() || sym_name[name.size()] == '.') out.push_back(sym);
   }
   return out;
+}
+
+std::optional<std::uint64_t> ElfFile::vaddr_of_offset(std::uint64_t offset) const {
+  for (const auto& seg : segments_) {
+    if (offset >= seg.offset && offset < seg.offset + seg.filesz) return offset - seg.offset + seg.vaddr;
+  }
+  return std::nullopt;
+}
+
+const ElfSymbol* ElfFile::function_at(std::uint64_t vaddr) const {
+  auto it = std::upper_bound(functions_.begin(), functions_.end(), vaddr,
+                             [](std::uint64_t addr, const ElfSymbol& sym) { return addr < sym.value; });
+  // Symbols may nest (a clone inside its parent's range): look back a little.
+  for (int i = 0; i < 4 && it != functions_.begin(); ++i) {
+    --it;
+    if (vaddr < it->value + it->size) return &*it;
+  }
+  return nullptr;
 }
 
 std::optional<std::uint64_t> ElfFile::file_offset(std::uint64_t vaddr) const {
