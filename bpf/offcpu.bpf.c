@@ -2,15 +2,26 @@
 /*
  * offcpu: why target threads sleep (see offcpu.h for the model).
  *
- * Hooks: sched_switch, sched_wakeup, sched_wakeup_new, each built twice — as
- * tp_btf (BTF-typed, cheapest) and as raw_tp (the fallback where BTF tracing
- * programs cannot load). User space picks one family before load with
- * bpf_program__set_autoload; both call the same handlers below.
+ * Hooks, each built twice — as tp_btf (BTF-typed, cheapest) and as raw_tp (the
+ * fallback where BTF tracing programs cannot load); user space picks one
+ * family before load with bpf_program__set_autoload:
+ *   sched_switch       switch-out: start of a sleep or of a preemption;
+ *                      switch-in: end of the run-queue wait, the sleep's length
+ *                      is now known and is filtered here
+ *   sched_wakeup(_new) end of the sleep, start of the run-queue wait
+ *   sched_exit_tp      end of __schedule, in the context of the task that now
+ *                      runs: where a reported sleep's stacks are taken (below)
  *
- * Cost outside the targets: one py_procs lookup per task in each switch and
- * wake-up. Stacks are taken only when a target thread goes to sleep, in its
- * own context (sched_switch runs in prev's context: current == prev, so the
- * user stack, the TLS slot and the Python frames read are prev's).
+ * Stacks (kernel, user, Python) must be read in the sleeper's own context.
+ * Taking them at every switch-out costs microseconds per sleep even though
+ * nearly all sleeps are too short to report. So, where the kernel has the
+ * sched_exit_tp tracepoint (Linux >= 6.16), they are taken when a sleep that
+ * passed the threshold resumes: the thread is back on its CPU but still inside
+ * schedule(), so its kernel stack, user registers and Python frames are still
+ * those it went to sleep with. Elsewhere they are taken at switch-out and kept
+ * per thread (PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT).
+ *
+ * Cost outside the targets: one py_procs lookup per task in each hook.
  */
 #include "python.bpf.h"
 #include <bpf/bpf_tracing.h>
@@ -23,6 +34,7 @@ const volatile __u64 targ_py_min_ns = 0;                     /* --offcpu-py-min-
 const volatile bool targ_py_enable = true;                   /* --offcpu-py-enable */
 const volatile __u32 targ_max_depth = 20;                    /* --offcpu-max-stack-depth */
 const volatile bool targ_aggregate = false;                  /* --offcpu-aggregate */
+const volatile __u32 targ_capture = PYEBPF_OFFCPU_CAPTURE_AT_RESUME;
 
 /* Aggregation generation, bumped by user space at each interval (mmaped .bss). */
 volatile __u32 agg_gen = 0;
@@ -34,24 +46,33 @@ struct {
 
 /*
  * Open off-CPU period per target thread. LRU so it can never fill up: only
- * when more than max_entries target threads sleep at once does the longest
- * sleeper lose its record (counted as NO_RECORD at its wake-up). Records of
- * exiting threads are deleted at their last switch-out.
+ * when more than max_entries target threads are off CPU at once does the
+ * longest sleeper lose its record (counted as NO_RECORD at its wake-up).
+ * Records of exiting threads are deleted at their last switch-out.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct pyebpf_offcpu_thread);
 } threads SEC(".maps");
 
-/* A zeroed record to create entries from (map memory: too big for the BPF stack). */
+/* Stacks taken at switch-out, per thread (CAPTURE_AT_SWITCH_OUT only; user
+ * space shrinks it to one entry otherwise). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct pyebpf_offcpu_event);
+} stashed SEC(".maps");
+
+/* Per-CPU event under construction (map memory: too big for the BPF stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct pyebpf_offcpu_thread);
-} zero_thread SEC(".maps");
+	__type(value, struct pyebpf_offcpu_event);
+} scratch SEC(".maps");
 
 /* Aggregated mode only; user space shrinks them to one entry otherwise. */
 struct {
@@ -84,21 +105,24 @@ struct {
 
 static __always_inline struct pyebpf_offcpu_thread *thread_record(__u32 tid)
 {
-	struct pyebpf_offcpu_thread *rec = bpf_map_lookup_elem(&threads, &tid);
-	__u32 zero = 0;
+	struct pyebpf_offcpu_thread *rec = bpf_map_lookup_elem(&threads, &tid), fresh = {};
 
 	if (rec)
 		return rec;
-	rec = bpf_map_lookup_elem(&zero_thread, &zero);
-	if (!rec)
-		return NULL;
-	bpf_map_update_elem(&threads, &tid, rec, BPF_NOEXIST);
+	bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 
+static __always_inline struct pyebpf_offcpu_event *scratch_event(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&scratch, &zero);
+}
+
 /* One native stack into `st`, leaf first: `frames` at most (see offcpu.h). */
-static __always_inline int take_native_stack(void *ctx, struct pyebpf_offcpu_native_stack *st, __u32 frames,
-					     __u64 flags)
+static __always_inline void take_native_stack(void *ctx, struct pyebpf_offcpu_native_stack *st, __u32 frames,
+					      __u64 flags, __u32 fail_counter)
 {
 	long bytes;
 
@@ -106,46 +130,29 @@ static __always_inline int take_native_stack(void *ctx, struct pyebpf_offcpu_nat
 		frames = PYEBPF_OFFCPU_NATIVE_SLOTS;
 	bytes = bpf_get_stack(ctx, st->ips, frames * sizeof(__u64), flags);
 	st->depth = bytes > 0 ? bytes / sizeof(__u64) : 0;
-	return bytes > 0 ? 0 : -1;
+	if (bytes <= 0)
+		pyebpf_count(fail_counter);
 }
 
-static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *proc, struct task_struct *prev,
-				       bool preempt, __u32 prev_state, __u64 now)
+/*
+ * The three stacks of the current task (the sleeper, in its own context).
+ * `py` says whether its Python stack is wanted at all.
+ */
+static __always_inline void take_stacks(void *ctx, struct pyebpf_offcpu_event *ev,
+					const struct pyebpf_py_proc *proc, struct task_struct *task, __u32 tid,
+					bool py)
 {
-	__u32 tid = BPF_CORE_READ(prev, pid);
-	struct pyebpf_offcpu_thread *rec;
-
-	if (prev_state & PYEBPF_TASK_DEAD) {
-		bpf_map_delete_elem(&threads, &tid); /* its last switch: it never runs again */
-		return;
-	}
-	rec = thread_record(tid);
-	if (!rec)
-		return;
-	pyebpf_count(PYEBPF_CNT_HITS);
-	rec->off_ts = now;
-	if (preempt || prev_state == PYEBPF_TASK_RUNNING) {
-		/* Still runnable (preempted, or yielded): run-queue time from now on, no sleep. */
-		rec->runq_ts = now;
-		rec->phase = PYEBPF_OFFCPU_PREEMPTED;
-		pyebpf_count(PYEBPF_OFFCPU_CNT_PREEMPTIONS);
-		return;
-	}
-	rec->phase = PYEBPF_OFFCPU_SLEEPING;
-	rec->ev.prev_state = prev_state;
-	pyebpf_count(PYEBPF_OFFCPU_CNT_SLEEPS);
-	if (take_native_stack(ctx, &rec->ev.kstack, targ_max_depth + 1 + PYEBPF_OFFCPU_KSTACK_SLACK, 0))
-		pyebpf_count(PYEBPF_OFFCPU_CNT_KSTACK_FAIL);
-	if (take_native_stack(ctx, &rec->ev.ustack, targ_max_depth + 1, BPF_F_USER_STACK))
-		pyebpf_count(PYEBPF_OFFCPU_CNT_USTACK_FAIL);
-	if (targ_py_enable) {
-		pyebpf_walk_stack(proc, pyebpf_find_tstate(proc, prev, tid), &rec->ev.py);
-		if (rec->ev.py.status == PYEBPF_STACK_NO_TSTATE)
+	take_native_stack(ctx, &ev->kstack, targ_max_depth + 1 + PYEBPF_OFFCPU_KSTACK_SLACK, 0,
+			  PYEBPF_OFFCPU_CNT_KSTACK_FAIL);
+	take_native_stack(ctx, &ev->ustack, targ_max_depth + 1, BPF_F_USER_STACK, PYEBPF_OFFCPU_CNT_USTACK_FAIL);
+	if (targ_py_enable && py) {
+		pyebpf_walk_stack(proc, pyebpf_find_tstate(proc, task, tid), &ev->py);
+		if (ev->py.status == PYEBPF_STACK_NO_TSTATE)
 			pyebpf_count(PYEBPF_CNT_NO_TSTATE);
 	} else {
-		rec->ev.py.depth = 0;
-		rec->ev.py.truncated = 0;
-		rec->ev.py.status = PYEBPF_STACK_NOT_WALKED;
+		ev->py.depth = 0;
+		ev->py.truncated = 0;
+		ev->py.status = PYEBPF_STACK_NOT_WALKED;
 	}
 }
 
@@ -197,9 +204,13 @@ static __always_inline int store_stack(void *map, __u32 gen, __u64 hash, const v
 	return err && err != -17 /* EEXIST: already stored this interval */ ? -1 : 0;
 }
 
-/* Adds one off-CPU (or run-queue) period to the current interval's entry. */
-static __always_inline void aggregate(struct pyebpf_offcpu_thread *rec, struct task_struct *task, __u32 state,
-				      __u64 off_ns, __u64 runq_ns, bool with_stacks)
+/*
+ * Adds one off-CPU (or run-queue) period of `task` to the current interval's
+ * entry for its stacks (`ev`, NULL for run-queue time after a preemption).
+ */
+static __always_inline void aggregate(const struct pyebpf_offcpu_thread *rec, struct task_struct *task,
+				      const struct pyebpf_offcpu_event *ev, __u32 state, __u64 off_ns,
+				      __u64 runq_ns)
 {
 	struct pyebpf_offcpu_agg_key key = {};
 	struct pyebpf_offcpu_agg_value *val;
@@ -209,14 +220,14 @@ static __always_inline void aggregate(struct pyebpf_offcpu_thread *rec, struct t
 	key.pid = BPF_CORE_READ(task, tgid);
 	key.tid = BPF_CORE_READ(task, pid);
 	key.prev_state = state;
-	if (with_stacks) {
-		key.kstack = native_stack_hash(&rec->ev.kstack);
-		key.ustack = native_stack_hash(&rec->ev.ustack);
-		key.pystack = py_stack_hash(&rec->ev.py);
+	if (ev) {
+		key.kstack = native_stack_hash(&ev->kstack);
+		key.ustack = native_stack_hash(&ev->ustack);
+		key.pystack = py_stack_hash(&ev->py);
 		/* Stacks first: an entry user space sees always finds its stacks. */
-		if (store_stack(&agg_kstacks, gen, key.kstack, &rec->ev.kstack) ||
-		    store_stack(&agg_ustacks, gen, key.ustack, &rec->ev.ustack) ||
-		    store_stack(&agg_pystacks, gen, key.pystack, &rec->ev.py)) {
+		if (store_stack(&agg_kstacks, gen, key.kstack, &ev->kstack) ||
+		    store_stack(&agg_ustacks, gen, key.ustack, &ev->ustack) ||
+		    store_stack(&agg_pystacks, gen, key.pystack, &ev->py)) {
 			pyebpf_count(PYEBPF_OFFCPU_CNT_AGG_FULL);
 			return;
 		}
@@ -243,40 +254,111 @@ static __always_inline void aggregate(struct pyebpf_offcpu_thread *rec, struct t
 	pyebpf_count(PYEBPF_OFFCPU_CNT_AGGREGATED);
 }
 
-/* A sleep ended: filter, then send it (per-event) or add it (aggregated). */
-static __always_inline void report_sleep(struct pyebpf_offcpu_thread *rec, struct task_struct *task, __u64 off_ns,
-					 __u64 runq_ns)
+/* A reported sleep with its stacks in `ev`: send it (per-event) or add it (aggregated). */
+static __always_inline void report(const struct pyebpf_offcpu_thread *rec, struct task_struct *task,
+				   struct pyebpf_offcpu_event *ev)
 {
 	__u64 size;
 	__u32 depth;
 
-	pyebpf_count_add(PYEBPF_OFFCPU_CNT_OFF_NS, off_ns);
-	if (off_ns < targ_min_off_ns) {
-		pyebpf_count(PYEBPF_CNT_FILTERED);
-		return;
-	}
-	if (off_ns < targ_py_min_ns) {
-		rec->ev.py.depth = 0;
-		rec->ev.py.status = PYEBPF_STACK_NOT_WALKED;
-	}
 	if (targ_aggregate) {
-		aggregate(rec, task, rec->ev.prev_state, off_ns, runq_ns, true);
+		aggregate(rec, task, ev, rec->prev_state, rec->off_ns, rec->runq_ns);
 		return;
 	}
-	pyebpf_fill_header(&rec->ev.hdr, task, rec->off_ts);
-	rec->ev.off_ns = off_ns;
-	rec->ev.runq_ns = runq_ns;
-	depth = rec->ev.py.depth;
+	pyebpf_fill_header(&ev->hdr, task, rec->off_ts);
+	ev->off_ns = rec->off_ns;
+	ev->runq_ns = rec->runq_ns;
+	ev->prev_state = rec->prev_state;
+	ev->pad = 0;
+	depth = ev->py.depth;
 	if (depth > PYEBPF_MAX_FRAMES)
 		depth = PYEBPF_MAX_FRAMES;
 	size = PYEBPF_OFFCPU_EVENT_BYTES(depth);
-	if (size > sizeof(rec->ev))
-		size = sizeof(rec->ev);
-	if (bpf_ringbuf_output(&events, &rec->ev, size, 0)) {
+	if (size > sizeof(*ev))
+		size = sizeof(*ev);
+	if (bpf_ringbuf_output(&events, ev, size, 0)) {
 		pyebpf_count(PYEBPF_CNT_RINGBUF_FULL);
 		return;
 	}
 	pyebpf_count(PYEBPF_CNT_EVENTS);
+}
+
+static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *proc, struct task_struct *prev,
+				       bool preempt, __u32 prev_state, __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(prev, pid);
+	struct pyebpf_offcpu_thread *rec;
+	struct pyebpf_offcpu_event *ev;
+
+	if (prev_state & PYEBPF_TASK_DEAD) {
+		/* Its last switch: it never runs again. */
+		bpf_map_delete_elem(&threads, &tid);
+		if (targ_capture == PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT)
+			bpf_map_delete_elem(&stashed, &tid);
+		return;
+	}
+	rec = thread_record(tid);
+	if (!rec)
+		return;
+	pyebpf_count(PYEBPF_CNT_HITS);
+	if (rec->phase == PYEBPF_OFFCPU_CAPTURE)
+		pyebpf_count(PYEBPF_OFFCPU_CNT_CAPTURE_MISSED);
+	rec->off_ts = now;
+	if (preempt || prev_state == PYEBPF_TASK_RUNNING) {
+		/* Still runnable (preempted, or yielded): run-queue time from now on, no sleep. */
+		rec->runq_ts = now;
+		rec->phase = PYEBPF_OFFCPU_PREEMPTED;
+		pyebpf_count(PYEBPF_OFFCPU_CNT_PREEMPTIONS);
+		return;
+	}
+	rec->phase = PYEBPF_OFFCPU_SLEEPING;
+	rec->prev_state = prev_state;
+	pyebpf_count(PYEBPF_OFFCPU_CNT_SLEEPS);
+	if (targ_capture != PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT)
+		return;
+	ev = bpf_map_lookup_elem(&stashed, &tid);
+	if (!ev) {
+		ev = scratch_event();
+		if (!ev)
+			return;
+		bpf_map_update_elem(&stashed, &tid, ev, BPF_ANY);
+		ev = bpf_map_lookup_elem(&stashed, &tid);
+		if (!ev)
+			return;
+	}
+	/* The Python stack is wanted unless no sleep can reach --offcpu-py-min-ms. */
+	take_stacks(ctx, ev, proc, prev, tid, true);
+}
+
+/* Where a sleep's length becomes known: filter, then report or schedule the capture. */
+static __always_inline void end_sleep(struct pyebpf_offcpu_thread *rec, struct task_struct *task, __u32 tid,
+				      __u64 off_ns, __u64 runq_ns)
+{
+	struct pyebpf_offcpu_event *ev;
+
+	pyebpf_count_add(PYEBPF_OFFCPU_CNT_OFF_NS, off_ns);
+	rec->phase = PYEBPF_OFFCPU_RUNNING;
+	if (off_ns < targ_min_off_ns) {
+		pyebpf_count(PYEBPF_CNT_FILTERED);
+		return;
+	}
+	pyebpf_count(PYEBPF_OFFCPU_CNT_REPORTED);
+	rec->off_ns = off_ns;
+	rec->runq_ns = runq_ns;
+	if (targ_capture != PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT) {
+		rec->phase = PYEBPF_OFFCPU_CAPTURE; /* stacks when it resumes: on_resume() */
+		return;
+	}
+	ev = bpf_map_lookup_elem(&stashed, &tid);
+	if (!ev) {
+		pyebpf_count(PYEBPF_OFFCPU_CNT_NO_RECORD);
+		return;
+	}
+	if (off_ns < targ_py_min_ns) {
+		ev->py.depth = 0;
+		ev->py.status = PYEBPF_STACK_NOT_WALKED;
+	}
+	report(rec, task, ev);
 }
 
 static __always_inline void switch_in(struct task_struct *next, __u64 now)
@@ -289,21 +371,20 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 		return; /* first sight of this thread: it went to sleep before we attached */
 	switch (rec->phase) {
 	case PYEBPF_OFFCPU_WOKEN:
-		report_sleep(rec, next, rec->runq_ts - rec->off_ts, now - rec->runq_ts);
-		break;
+		end_sleep(rec, next, tid, rec->runq_ts - rec->off_ts, now - rec->runq_ts);
+		return;
 	case PYEBPF_OFFCPU_SLEEPING:
 		/* No wake-up between switch-out and now: the sleep was cancelled
 		 * (signal pending at schedule()) and the thread stayed runnable. */
 		pyebpf_count(PYEBPF_OFFCPU_CNT_NO_WAKEUP);
+		rec->runq_ts = rec->off_ts;
 		/* fallthrough */
 	case PYEBPF_OFFCPU_PREEMPTED:
 	case PYEBPF_OFFCPU_NEW:
 		runq_ns = now - rec->runq_ts;
-		if (rec->phase == PYEBPF_OFFCPU_SLEEPING)
-			runq_ns = now - rec->off_ts;
 		pyebpf_count_add(PYEBPF_OFFCPU_CNT_PREEMPT_RUNQ_NS, runq_ns);
 		if (targ_aggregate)
-			aggregate(rec, next, PYEBPF_TASK_RUNNING, 0, runq_ns, false);
+			aggregate(rec, next, NULL, PYEBPF_TASK_RUNNING, 0, runq_ns);
 		break;
 	default:
 		break;
@@ -355,6 +436,32 @@ static __always_inline int handle_wakeup(struct task_struct *task, bool new_task
 	return 0;
 }
 
+/* End of __schedule in the task that now runs: take a reported sleep's stacks. */
+static __always_inline int handle_resume(void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct pyebpf_offcpu_thread *rec;
+	struct pyebpf_offcpu_event *ev;
+	struct pyebpf_py_proc *proc;
+	struct task_struct *task;
+	__u32 tid = (__u32)pid_tgid;
+
+	proc = pyebpf_lookup_proc(pid_tgid >> 32);
+	if (!proc)
+		return 0;
+	rec = bpf_map_lookup_elem(&threads, &tid);
+	if (!rec || rec->phase != PYEBPF_OFFCPU_CAPTURE)
+		return 0;
+	rec->phase = PYEBPF_OFFCPU_RUNNING;
+	ev = scratch_event();
+	if (!ev)
+		return 0;
+	task = (struct task_struct *)bpf_get_current_task();
+	take_stacks(ctx, ev, proc, task, tid, rec->off_ns >= targ_py_min_ns);
+	report(rec, task, ev);
+	return 0;
+}
+
 /* The prev_state argument exists since Linux 5.18 (commit fa2c3254d7cf). */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
@@ -375,6 +482,13 @@ int BPF_PROG(offcpu_wakeup_new_btf, struct task_struct *p)
 	return handle_wakeup(p, true);
 }
 
+/* A bare tracepoint (no tracefs event); its arguments are not used. */
+SEC("tp_btf/sched_exit_tp")
+int offcpu_resume_btf(__u64 *ctx)
+{
+	return handle_resume(ctx);
+}
+
 SEC("raw_tp/sched_switch")
 int BPF_PROG(offcpu_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -392,4 +506,10 @@ SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(offcpu_wakeup_new_raw, struct task_struct *p)
 {
 	return handle_wakeup(p, true);
+}
+
+SEC("raw_tp/sched_exit_tp")
+int offcpu_resume_raw(__u64 *ctx)
+{
+	return handle_resume(ctx);
 }

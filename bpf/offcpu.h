@@ -41,10 +41,24 @@
 /* Where a thread is in its off-CPU cycle (struct pyebpf_offcpu_thread.phase). */
 enum pyebpf_offcpu_phase {
 	PYEBPF_OFFCPU_RUNNING = 0,   /* on CPU, or not seen leaving it yet */
-	PYEBPF_OFFCPU_SLEEPING = 1,  /* switched out asleep; stacks taken; waiting for a wake-up */
+	PYEBPF_OFFCPU_SLEEPING = 1,  /* switched out asleep, waiting for a wake-up */
 	PYEBPF_OFFCPU_WOKEN = 2,     /* woken, waiting in the run queue */
 	PYEBPF_OFFCPU_PREEMPTED = 3, /* switched out while runnable: run queue only */
 	PYEBPF_OFFCPU_NEW = 4,       /* new thread waiting for its first run */
+	PYEBPF_OFFCPU_CAPTURE = 5,   /* switched back in after a sleep to report: its stacks are
+					taken when it resumes, in its own context (sched_exit_tp) */
+};
+
+/* Where stacks are taken (rodata targ_capture). */
+enum pyebpf_offcpu_capture {
+	/* In the sleeper's own context when it resumes (tracepoint sched_exit_tp at
+	 * the end of __schedule, Linux >= 6.16): only for sleeps that are reported,
+	 * once their length is known. Its kernel, user and Python stacks are still
+	 * those it went to sleep with: it has not returned to user space yet. */
+	PYEBPF_OFFCPU_CAPTURE_AT_RESUME = 0,
+	/* At switch-out, for every sleep, kept per thread until the wake-up tells
+	 * whether to report it (kernels without sched_exit_tp). */
+	PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT = 1,
 };
 
 /* Tracker counters (slots after the common ones in bpf/common.h). */
@@ -60,6 +74,9 @@ enum pyebpf_offcpu_counter {
 	PYEBPF_OFFCPU_CNT_KSTACK_FAIL,  /* kernel stack could not be taken */
 	PYEBPF_OFFCPU_CNT_USTACK_FAIL,  /* user stack could not be taken (empty) */
 	PYEBPF_OFFCPU_CNT_AGGREGATED,   /* sleeps added to an aggregation entry */
+	PYEBPF_OFFCPU_CNT_CAPTURE_MISSED, /* a sleep to report whose thread left again before
+					     its stacks were taken: lost */
+	PYEBPF_OFFCPU_CNT_REPORTED,     /* sleeps at or above the threshold */
 };
 
 /* A native stack, leaf first as the kernel unwinds it. User space drops the
@@ -87,11 +104,12 @@ struct pyebpf_offcpu_event {
 
 /* Per target thread (map `threads`, key host tid): the open off-CPU period. */
 struct pyebpf_offcpu_thread {
-	__u64 off_ts;   /* switch-out time */
-	__u64 runq_ts;  /* wake-up (or preemption) time */
-	__u32 phase;    /* enum pyebpf_offcpu_phase */
-	__u32 pad;
-	struct pyebpf_offcpu_event ev; /* stacks taken at switch-out, completed at switch-in */
+	__u64 off_ts;     /* switch-out time */
+	__u64 runq_ts;    /* wake-up (or preemption) time */
+	__u64 off_ns;     /* set at switch-in when a sleep is to be reported */
+	__u64 runq_ns;
+	__u32 phase;      /* enum pyebpf_offcpu_phase */
+	__u32 prev_state; /* raw task state at switch-out */
 };
 
 /*
@@ -131,8 +149,7 @@ PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_offcpu_event) ==
 			     sizeof(struct pyebpf_event_header) + 24 +
 				     2 * sizeof(struct pyebpf_offcpu_native_stack) + sizeof(struct pyebpf_py_stack),
 		     "offcpu event layout");
-PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_offcpu_thread) == 24 + sizeof(struct pyebpf_offcpu_event),
-		     "offcpu thread layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_offcpu_thread) == 40, "offcpu thread layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_offcpu_agg_key) == 40, "offcpu agg key layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_offcpu_agg_value) == sizeof(struct pyebpf_event_header) + 32,
 		     "offcpu agg value layout");

@@ -54,6 +54,10 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
       ->check(CLI::PositiveNumber);
   offcpu->add_option("--offcpu-hook", o.offcpu_hook, "Tracepoint flavour: auto (tp_btf, else raw_tp), tp_btf, raw_tp")
       ->check(CLI::IsMember({"auto", "tp_btf", "raw_tp"}));
+  offcpu->add_option("--offcpu-capture", o.offcpu_capture,
+                     "When stacks are taken: auto (resume where the kernel has sched_exit_tp, else switch-out), "
+                     "resume (only for reported sleeps), switch-out (every sleep)")
+      ->check(CLI::IsMember({"auto", "resume", "switch-out"}));
 
   try {
     cli.parse(argc, argv);

@@ -25,6 +25,7 @@ struct Options {
   unsigned offcpu_max_stack_depth = 20;  // kernel and user frames kept (1..64)
   double offcpu_aggregate_s = 0;         // > 0: aggregated mode, emit totals every this many seconds
   std::string offcpu_hook = "auto";      // auto | tp_btf | raw_tp
+  std::string offcpu_capture = "auto";   // auto | resume | switch-out: where stacks are taken
 };
 
 }  // namespace pyebpf::app

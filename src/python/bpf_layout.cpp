@@ -58,9 +58,12 @@ pyebpf_py_layout make_bpf_layout(const OffsetsRow& row, const PyVersion& version
     throw Error("frame fields of CPython " + version.minor_str() + " lie beyond the BPF frame window");
   l.frame_window = static_cast<std::uint16_t>(window);
 
-  // Immutable integer header of a code object: from the first of co_flags /
-  // co_argcount up to and including co_firstlineno.
-  unsigned tag_start = std::min(row.require("code.flags"), row.require("code.argcount"));
+  // Immutable integer header of a code object: from co_argcount up to and
+  // including co_firstlineno. Not from co_flags: in 3.11 it is followed by
+  // co_warmup, counted down by the first calls until the code is quickened,
+  // and _co_linearray_entry_size, set lazily (Include/cpython/code.h, 3.11),
+  // so a tag over them changes while a function warms up.
+  unsigned tag_start = row.require("code.argcount");
   unsigned tag_end = row.require("code.firstlineno") + 4;
   if (tag_end <= tag_start || tag_end - tag_start > PYEBPF_CODE_TAG_LEN)
     throw Error("code header of CPython " + version.minor_str() + " does not fit the code tag");

@@ -58,21 +58,26 @@ void OffCpuTracker::SkelDeleter::operator()(offcpu_bpf* skel) const noexcept { o
 OffCpuTracker::OffCpuTracker() : scratch_(std::make_unique<pyebpf_offcpu_event>()) {}
 OffCpuTracker::~OffCpuTracker() = default;
 
-OffCpuTracker::Skeleton OffCpuTracker::open_and_load(bool tp_btf) const {
+OffCpuTracker::Skeleton OffCpuTracker::open_and_load(const Hooks& hooks) const {
   const app::Options& o = ctx_->options;
   Skeleton skel(offcpu_bpf__open());
   if (!skel) throw Error(errno_text("offcpu: open BPF object", errno));
   auto* p = &skel->progs;
   for (bpf_program* prog : {p->offcpu_switch_btf, p->offcpu_wakeup_btf, p->offcpu_wakeup_new_btf})
-    bpf_program__set_autoload(prog, tp_btf);
+    bpf_program__set_autoload(prog, hooks.tp_btf);
   for (bpf_program* prog : {p->offcpu_switch_raw, p->offcpu_wakeup_raw, p->offcpu_wakeup_new_raw})
-    bpf_program__set_autoload(prog, !tp_btf);
+    bpf_program__set_autoload(prog, !hooks.tp_btf);
+  bpf_program__set_autoload(p->offcpu_resume_btf, hooks.tp_btf && hooks.at_resume);
+  bpf_program__set_autoload(p->offcpu_resume_raw, !hooks.tp_btf && hooks.at_resume);
 
   skel->rodata->targ_min_off_ns = static_cast<__u64>(o.offcpu_min_total_ms * 1e6);
   skel->rodata->targ_py_min_ns = static_cast<__u64>(o.offcpu_py_min_ms * 1e6);
   skel->rodata->targ_py_enable = o.offcpu_py_enable;
   skel->rodata->targ_max_depth = std::clamp(o.offcpu_max_stack_depth, 1u, unsigned{PYEBPF_OFFCPU_MAX_NATIVE});
   skel->rodata->targ_aggregate = o.offcpu_aggregate_s > 0;
+  skel->rodata->targ_capture =
+      hooks.at_resume ? PYEBPF_OFFCPU_CAPTURE_AT_RESUME : PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT;
+  if (hooks.at_resume) bpf_map__set_max_entries(skel->maps.stashed, 1);
   if (o.offcpu_aggregate_s > 0) {
     bpf_map__set_max_entries(skel->maps.events, 64 * 1024);  // unused: nothing is sent per event
   } else {
@@ -81,20 +86,23 @@ OffCpuTracker::Skeleton OffCpuTracker::open_and_load(bool tp_btf) const {
   }
   ctx_->shared_maps.reuse_in(skel->obj);
   if (int err = offcpu_bpf__load(skel.get()))
-    throw Error(errno_text(std::string("offcpu: load BPF object (") + (tp_btf ? "tp_btf" : "raw_tp") + " hooks)", -err),
+    throw Error(errno_text("offcpu: load BPF object (" + hooks.family() + " hooks)", -err),
                 "run with -vv to see the verifier log");
   return skel;
 }
 
-void OffCpuTracker::attach(bool tp_btf) {
+void OffCpuTracker::attach(const Hooks& hooks) {
   auto* p = &skel_->progs;
-  bpf_program* progs[] = {tp_btf ? p->offcpu_switch_btf : p->offcpu_switch_raw,
-                          tp_btf ? p->offcpu_wakeup_btf : p->offcpu_wakeup_raw,
-                          tp_btf ? p->offcpu_wakeup_new_btf : p->offcpu_wakeup_new_raw};
+  std::vector<std::pair<bpf_program*, const char*>> progs = {
+      {hooks.tp_btf ? p->offcpu_switch_btf : p->offcpu_switch_raw, "sched_switch"},
+      {hooks.tp_btf ? p->offcpu_wakeup_btf : p->offcpu_wakeup_raw, "sched_wakeup"},
+      {hooks.tp_btf ? p->offcpu_wakeup_new_btf : p->offcpu_wakeup_new_raw, "sched_wakeup_new"},
+  };
+  if (hooks.at_resume) progs.emplace_back(hooks.tp_btf ? p->offcpu_resume_btf : p->offcpu_resume_raw, "sched_exit_tp");
   hooks_.clear();
-  for (std::size_t i = 0; i < std::size(progs); ++i) {
-    std::string hook = std::string(tp_btf ? "tp_btf/" : "raw_tp/") + kTracepoints[i];
-    bpf_link* link = bpf_program__attach(progs[i]);
+  for (const auto& [prog, tracepoint] : progs) {
+    std::string hook = hooks.family() + "/" + tracepoint;
+    bpf_link* link = bpf_program__attach(prog);
     if (!link) throw Error(errno_text("offcpu: attach " + hook, errno));
     links_.emplace_back(link);
     hooks_ += (hooks_.empty() ? "" : ", ") + hook;
@@ -104,23 +112,34 @@ void OffCpuTracker::attach(bool tp_btf) {
 void OffCpuTracker::start(TrackerContext& ctx) {
   ctx_ = &ctx;
   const app::Options& o = ctx.options;
-  bool tp_btf = o.offcpu_hook == "tp_btf";
+  Hooks hooks;
+  hooks.tp_btf = o.offcpu_hook == "tp_btf";
   if (o.offcpu_hook == "auto") {
-    tp_btf = std::all_of(std::begin(kTracepoints), std::end(kTracepoints),
-                         [](const char* tp) { return bpf::probe_tp_btf(tp); });
-    if (!tp_btf) spdlog::info("offcpu: this kernel cannot load tp_btf programs for the scheduler tracepoints; using raw_tp");
+    hooks.tp_btf = std::all_of(std::begin(kTracepoints), std::end(kTracepoints),
+                               [](const char* tp) { return bpf::probe_tp_btf(tp); });
+    if (!hooks.tp_btf)
+      spdlog::info("offcpu: this kernel cannot load tp_btf programs for the scheduler tracepoints; using raw_tp");
   }
+  // sched_exit_tp (Linux >= 6.16) lets stacks be taken only for sleeps that
+  // are reported; its BTF type tells whether the kernel has it.
+  bool has_exit_tp = libbpf_find_vmlinux_btf_id("sched_exit_tp", BPF_TRACE_RAW_TP) >= 0;
+  hooks.at_resume = o.offcpu_capture == "resume" || (o.offcpu_capture == "auto" && has_exit_tp);
+  if (o.offcpu_capture == "auto" && !has_exit_tp)
+    spdlog::info("offcpu: no sched_exit_tp tracepoint in this kernel (Linux < 6.16): stacks are taken at every "
+                 "switch-out of a target thread, which costs more per sleep");
   try {
-    skel_ = open_and_load(tp_btf);
-    attach(tp_btf);
+    skel_ = open_and_load(hooks);
+    attach(hooks);
   } catch (const Error& e) {
-    if (o.offcpu_hook != "auto" || !tp_btf) throw;
+    if (o.offcpu_hook != "auto" || !hooks.tp_btf) throw;
     spdlog::warn("offcpu: {}; falling back to raw_tp", e.what());
     links_.clear();
     skel_.reset();
-    skel_ = open_and_load(false);
-    attach(false);
+    hooks.tp_btf = false;
+    skel_ = open_and_load(hooks);
+    attach(hooks);
   }
+  at_resume_ = hooks.at_resume;
 
   kallsyms_ = native::Kallsyms::load();
   if (kallsyms_.size() == 0)
@@ -138,7 +157,9 @@ void OffCpuTracker::start(TrackerContext& ctx) {
   } else {
     events_.emplace(skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "offcpu");
   }
-  spdlog::info("offcpu: hooks {}; {}; sleeps >= {} ms; Python stacks {}; kernel/user stacks up to {} frames", hooks_,
+  spdlog::info("offcpu: hooks {}; stacks taken {}; {}; sleeps >= {} ms; Python stacks {}; kernel/user stacks up to {} "
+               "frames",
+               hooks_, at_resume_ ? "when a reported sleep resumes" : "at every switch-out",
                o.offcpu_aggregate_s > 0 ? fmt::format("aggregated in BPF, emitted every {} s", o.offcpu_aggregate_s)
                                         : std::string("one event per sleep"),
                o.offcpu_min_total_ms,

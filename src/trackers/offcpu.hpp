@@ -43,8 +43,13 @@ class OffCpuTracker : public Tracker {
   };
   using Skeleton = std::unique_ptr<offcpu_bpf, SkelDeleter>;
 
-  Skeleton open_and_load(bool tp_btf) const;
-  void attach(bool tp_btf);
+  struct Hooks {
+    bool tp_btf = true;     // else raw_tp
+    bool at_resume = true;  // stacks taken at sched_exit_tp, else at switch-out
+    std::string family() const { return tp_btf ? "tp_btf" : "raw_tp"; }
+  };
+  Skeleton open_and_load(const Hooks& hooks) const;
+  void attach(const Hooks& hooks);
   void handle(const void* data, std::size_t size);
   void flush_aggregates();
   void add_stacks(sinks::Event& e, std::uint32_t pid, const pyebpf_offcpu_native_stack* kstack,
@@ -55,6 +60,7 @@ class OffCpuTracker : public Tracker {
   Skeleton skel_;
   std::vector<bpf::Link> links_;
   std::string hooks_;
+  bool at_resume_ = true;
   std::optional<bpf::RingBuffer> events_;
   Fd agg_timer_;
   std::uint64_t interval_start_ns_ = 0;
