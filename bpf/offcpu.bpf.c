@@ -301,8 +301,25 @@ static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *p
 	if (!rec)
 		return;
 	pyebpf_count(PYEBPF_CNT_HITS);
-	if (rec->phase == PYEBPF_OFFCPU_CAPTURE)
+	/*
+	 * It is running, so it was switched in: if that is not what the record
+	 * says, the kernel skipped our programs for that switch-in (observed on a
+	 * VM whose agent threads suppress BPF tracepoint programs while they run).
+	 * Counted, so a missing report is never silent.
+	 */
+	switch (rec->phase) {
+	case PYEBPF_OFFCPU_SLEEPING:
+	case PYEBPF_OFFCPU_WOKEN:
+	case PYEBPF_OFFCPU_PREEMPTED:
+	case PYEBPF_OFFCPU_NEW:
+		pyebpf_count(PYEBPF_OFFCPU_CNT_END_UNSEEN);
+		break;
+	case PYEBPF_OFFCPU_CAPTURE:
 		pyebpf_count(PYEBPF_OFFCPU_CNT_CAPTURE_MISSED);
+		break;
+	default:
+		break;
+	}
 	rec->off_ts = now;
 	if (preempt || prev_state == PYEBPF_TASK_RUNNING) {
 		/* Still runnable (preempted, or yielded): run-queue time from now on, no sleep. */

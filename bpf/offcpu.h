@@ -67,8 +67,9 @@ enum pyebpf_offcpu_counter {
 	PYEBPF_OFFCPU_CNT_OFF_NS,       /* sum of off-CPU ns over every sleep (filtered or not) */
 	PYEBPF_OFFCPU_CNT_PREEMPTIONS,  /* switch-outs while runnable */
 	PYEBPF_OFFCPU_CNT_PREEMPT_RUNQ_NS, /* run-queue ns after preemptions and new-thread starts */
-	PYEBPF_OFFCPU_CNT_NO_WAKEUP,    /* switched in with no wake-up seen: the sleep was cancelled
-					   (signal pending); counted as run-queue time */
+	PYEBPF_OFFCPU_CNT_NO_WAKEUP,    /* switched in with no wake-up seen: a sleep cancelled by a
+					   pending signal (before Linux 6.12 it still shows as S), or a
+					   wake-up the kernel did not run our hook for; run-queue time */
 	PYEBPF_OFFCPU_CNT_NO_RECORD,    /* no thread record (map full/evicted): the sleep is lost */
 	PYEBPF_OFFCPU_CNT_AGG_FULL,     /* aggregation or stack map full: the sleep is lost */
 	PYEBPF_OFFCPU_CNT_KSTACK_FAIL,  /* kernel stack could not be taken */
@@ -77,6 +78,9 @@ enum pyebpf_offcpu_counter {
 	PYEBPF_OFFCPU_CNT_CAPTURE_MISSED, /* a sleep to report whose thread left again before
 					     its stacks were taken: lost */
 	PYEBPF_OFFCPU_CNT_REPORTED,     /* sleeps at or above the threshold */
+	PYEBPF_OFFCPU_CNT_END_UNSEEN,   /* a thread left the CPU again although BPF never saw it
+					   come back: the kernel skipped our hooks for that switch-in
+					   (and its wake-up); that period is lost */
 };
 
 /* A native stack, leaf first as the kernel unwinds it. User space drops the

@@ -306,21 +306,37 @@ void OffCpuTracker::flush_aggregates() {
 std::string OffCpuTracker::summary() const {
   if (!skel_) return "offcpu: not started";
   Counters c = read_counters(skel_->maps.counters);
+  // Runs the kernel skipped because the same program was already running on
+  // that CPU (e.g. a wake-up from an interrupt during another wake-up).
+  std::uint64_t skipped = 0;
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, skel_->obj) {
+    bpf_prog_info info{};
+    __u32 len = sizeof(info);
+    if (bpf_program__fd(prog) >= 0 && bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0)
+      skipped += info.recursion_misses;
+  }
   std::string out = fmt::format(
-      "offcpu: {} sleeps of target threads ({:.1f} s off CPU), {} preemptions ({:.1f} s in run queues), "
-      "{} sleeps below the threshold",
+      "offcpu: {} sleeps of target threads ({:.1f} s off CPU): {} at or above the threshold, {} below; ",
       c[PYEBPF_OFFCPU_CNT_SLEEPS], static_cast<double>(c[PYEBPF_OFFCPU_CNT_OFF_NS]) / 1e9,
-      c[PYEBPF_OFFCPU_CNT_PREEMPTIONS], static_cast<double>(c[PYEBPF_OFFCPU_CNT_PREEMPT_RUNQ_NS]) / 1e9,
-      c[PYEBPF_CNT_FILTERED]);
+      c[PYEBPF_OFFCPU_CNT_REPORTED], c[PYEBPF_CNT_FILTERED]);
   if (agg_timer_)
-    out += fmt::format(", {} aggregated into {} records, {} lost (aggregation maps full), {} stacks missing",
-                       c[PYEBPF_OFFCPU_CNT_AGGREGATED], agg_records_, c[PYEBPF_OFFCPU_CNT_AGG_FULL],
-                       agg_missing_stacks_);
+    out += fmt::format("{} aggregated into {} records", c[PYEBPF_OFFCPU_CNT_AGGREGATED], agg_records_);
   else
-    out += fmt::format(", {} emitted, {} lost (ring buffer full)", emitted_, c[PYEBPF_CNT_RINGBUF_FULL] + malformed_);
+    out += fmt::format("{} emitted", emitted_);
+  out += fmt::format("; {} preemptions ({:.1f} s in run queues)", c[PYEBPF_OFFCPU_CNT_PREEMPTIONS],
+                     static_cast<double>(c[PYEBPF_OFFCPU_CNT_PREEMPT_RUNQ_NS]) / 1e9);
   out += fmt::format(
-      ", {} wake-ups without a record (slept before attach or record evicted), {} cancelled sleeps, "
-      "{} without Python state, {} Python stacks partial, {} kernel / {} user stacks not taken",
+      "; lost: {} ring buffer full, {} aggregation maps full, {} before their stacks were taken, "
+      "{} whose return to the CPU the kernel did not report to BPF, {} hook runs skipped by the kernel's "
+      "recursion guard",
+      c[PYEBPF_CNT_RINGBUF_FULL] + malformed_, c[PYEBPF_OFFCPU_CNT_AGG_FULL], c[PYEBPF_OFFCPU_CNT_CAPTURE_MISSED],
+      c[PYEBPF_OFFCPU_CNT_END_UNSEEN], skipped);
+  if (agg_missing_stacks_) out += fmt::format(", {} aggregated stacks missing", agg_missing_stacks_);
+  out += fmt::format(
+      "; {} wake-ups of threads never seen sleeping (asleep since before attach), {} switch-ins without a "
+      "wake-up (run-queue time); {} without Python state, {} Python stacks partial, {} kernel / {} user stacks "
+      "not taken",
       c[PYEBPF_OFFCPU_CNT_NO_RECORD], c[PYEBPF_OFFCPU_CNT_NO_WAKEUP], c[PYEBPF_CNT_NO_TSTATE],
       c[PYEBPF_CNT_READ_FAULT], c[PYEBPF_OFFCPU_CNT_KSTACK_FAIL], c[PYEBPF_OFFCPU_CNT_USTACK_FAIL]);
   return out;

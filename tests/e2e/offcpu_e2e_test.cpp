@@ -17,6 +17,7 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr int kRounds = 5;
+int kRoundsOf(const Json& truth) { return static_cast<int>(truth.at("threads").at("Sleeper").at("waits").size()); }
 constexpr int kWaitMs = 150;
 
 // One kind of wait the workload produces, and the kernel frames its path must show.
@@ -62,14 +63,6 @@ std::vector<Json> waits_of(const std::vector<Json>& events, const Json& truth, c
   return out;
 }
 
-std::vector<Json> of_thread(const std::vector<Json>& events, const Json& tid) {
-  std::vector<Json> out;
-  for (const auto& e : events) {
-    if (e.at("tid") == tid) out.push_back(e);
-  }
-  return out;
-}
-
 std::string dump_all(const std::vector<Json>& events) {
   std::string out;
   for (const auto& e : events) out += "\n  " + e.dump();
@@ -95,20 +88,60 @@ Json run_under(Workload& workload, std::vector<Pyebpf*> tracers) {
   return truth;
 }
 
+// Reports pyebpf says it lost, from its summary: periods whose switch-in the
+// kernel did not run our hooks for, and switch-ins without a wake-up. (This
+// VM's agent threads suppress BPF tracepoint programs while they run: ~1% of
+// sleeps here.) Tests accept a missing report only when it is accounted for.
+std::uint64_t lost_reports(const std::string& log) {
+  std::uint64_t lost = 0;
+  for (const char* phrase : {" whose return to the CPU the kernel did not report", " switch-ins without a wake-up"}) {
+    auto pos = log.find(phrase);
+    if (pos == std::string::npos) {
+      ADD_FAILURE() << "summary lacks '" << phrase << "':\n" << log;
+      continue;
+    }
+    auto start = log.find_last_not_of("0123456789", pos - 1) + 1;
+    lost += std::stoull(log.substr(start, pos - start));
+  }
+  return lost;
+}
+
+// The report of a measured wait: the event whose switch-out time is that of
+// the wait's start (the thread blocks microseconds after taking it).
+const Json* report_of(const std::vector<Json>& reports, const Json& wait) {
+  const Json* best = nullptr;
+  long best_gap = 20'000;  // µs
+  for (const auto& e : reports) {
+    long gap = std::labs(e.at("ts_us").get<long>() - wait.at("at_us").get<long>());
+    if (gap < best_gap) {
+      best_gap = gap;
+      best = &e;
+    }
+  }
+  return best;
+}
+
 // Every measured wait of every blocked thread is reported once, with its
-// Python function, its kernel wait path, state S and its measured length.
-void expect_waits_reported(const std::vector<Json>& events, const Json& truth) {
+// Python function, its kernel wait path, state S and its measured length;
+// a wait without a report must be one pyebpf counted as lost.
+void expect_waits_reported(const std::vector<Json>& events, const Json& truth, const std::string& log) {
   ASSERT_EQ(truth.at("threads").size(), wait_kinds().size());
+  std::uint64_t unreported = 0;
   for (const auto& kind : wait_kinds()) {
     SCOPED_TRACE(kind.thread);
     const Json& t = truth.at("threads").at(kind.thread);
     auto reports = waits_of(events, t, kind);
-    const auto& waits = t.at("waits_ms");
-    ASSERT_EQ(reports.size(), waits.size()) << "truth " << t.dump() << "; all reports of the thread:"
-                                            << dump_all(of_thread(events, t.at("tid")));
-    for (std::size_t i = 0; i < reports.size(); ++i) {
-      const Json& e = reports[i];
-      double expected = waits[i].get<double>();
+    const auto& waits = t.at("waits");
+    ASSERT_EQ(waits.size(), static_cast<std::size_t>(kRoundsOf(truth)));
+    EXPECT_LE(reports.size(), waits.size()) << "more reports than waits:" << dump_all(reports);
+    for (const auto& wait : waits) {
+      const Json* found = report_of(reports, wait);
+      if (!found) {
+        ++unreported;
+        continue;
+      }
+      const Json& e = *found;
+      double expected = wait.at("ms").get<double>();
       double tolerance = std::max(5.0, expected * 0.10);
       EXPECT_NEAR(e.at("off_cpu_ms").get<double>(), expected, tolerance) << e.dump();
       EXPECT_EQ(e.at("prev_state"), "S") << e.dump();
@@ -127,6 +160,10 @@ void expect_waits_reported(const std::vector<Json>& events, const Json& truth) {
       EXPECT_FALSE(e.at("user_stack").empty()) << e.dump();
     }
   }
+  EXPECT_LE(unreported, lost_reports(log)) << "waits without a report that pyebpf did not count as lost; events:"
+                                           << dump_all(events) << "\npyebpf log:\n" << log;
+  // A run where most waits go missing proves nothing: losses are rare.
+  EXPECT_LE(unreported, 2u);
 }
 
 class OffCpuE2E : public ::testing::TestWithParam<PythonBuild> {};
@@ -136,7 +173,7 @@ TEST_P(OffCpuE2E, BlockedThreadsReportTheirWaitsStacksAndDurations) {
   Pyebpf pyebpf(offcpu_args(workload.pid()));
   Json truth = run_under(workload, {&pyebpf});
   auto events = pyebpf.events("off_cpu");
-  expect_waits_reported(events, truth);
+  expect_waits_reported(events, truth, pyebpf.stderr_text());
   // Default hooks on this kernel, logged once at start.
   EXPECT_NE(pyebpf.stderr_text().find("hooks tp_btf/sched_switch, tp_btf/sched_wakeup, tp_btf/sched_wakeup_new, "
                                       "tp_btf/sched_exit_tp"),
@@ -164,13 +201,13 @@ TEST_P(OffCpuE2E, FallbackHooksReportTheSame) {
                                         "raw_tp/sched_exit_tp"),
               std::string::npos)
         << raw_tp.stderr_text();
-    expect_waits_reported(raw_tp.events("off_cpu"), truth);
+    expect_waits_reported(raw_tp.events("off_cpu"), truth, raw_tp.stderr_text());
   }
   {
     SCOPED_TRACE("switch-out capture");
     EXPECT_NE(switch_out.stderr_text().find("stacks taken at every switch-out"), std::string::npos);
     EXPECT_EQ(switch_out.stderr_text().find("sched_exit_tp"), std::string::npos);
-    expect_waits_reported(switch_out.events("off_cpu"), truth);
+    expect_waits_reported(switch_out.events("off_cpu"), truth, switch_out.stderr_text());
   }
 }
 
@@ -190,7 +227,8 @@ TEST_P(OffCpuE2E, AggregatedTotalsMatchPerEventTotals) {
     intervals.insert(r.at("ts"));
   }
   EXPECT_GE(intervals.size(), 3u) << "the scenario should span several intervals";
-  expect_waits_reported(events, truth);
+  expect_waits_reported(events, truth, per_event.stderr_text());
+  std::uint64_t lost = lost_reports(per_event.stderr_text()) + lost_reports(aggregated.stderr_text());
   for (const auto& kind : wait_kinds()) {
     SCOPED_TRACE(kind.thread);
     const Json& t = truth.at("threads").at(kind.thread);
@@ -207,14 +245,21 @@ TEST_P(OffCpuE2E, AggregatedTotalsMatchPerEventTotals) {
       EXPECT_EQ(r.at("prev_state"), "S");
       EXPECT_FALSE(r.at("kernel_stack").empty());
     }
-    EXPECT_EQ(count, singles.size()) << dump_all(totals);
     // The same sleeps, seen by two instances whose programs read the clock a
     // few hundred ns apart on the same tracepoints; each rounds to the µs.
     constexpr double kPerSleepMs = 0.01;
-    EXPECT_NEAR(record_ms, event_ms, kPerSleepMs * static_cast<double>(singles.size())) << dump_all(totals);
-    double event_max = 0;
-    for (const auto& e : singles) event_max = std::max(event_max, e.at("off_cpu_ms").get<double>());
-    EXPECT_NEAR(max_ms, event_max, kPerSleepMs);
+    if (lost == 0) {
+      EXPECT_EQ(count, singles.size()) << dump_all(totals);
+      EXPECT_NEAR(record_ms, event_ms, kPerSleepMs * static_cast<double>(singles.size())) << dump_all(totals);
+      double event_max = 0;
+      for (const auto& e : singles) event_max = std::max(event_max, e.at("off_cpu_ms").get<double>());
+      EXPECT_NEAR(max_ms, event_max, kPerSleepMs);
+    } else {
+      // A sleep one instance lost (counted) is missing from its side only.
+      double diff = std::abs(static_cast<double>(count) - static_cast<double>(singles.size()));
+      EXPECT_LE(diff, static_cast<double>(lost)) << dump_all(totals);
+      EXPECT_LE(std::abs(record_ms - event_ms), diff * (kWaitMs * 1.2) + kPerSleepMs * static_cast<double>(count));
+    }
   }
 }
 

@@ -16,10 +16,12 @@ function of its own (the leaf Python frame while it is blocked):
 Ground truth per wait, in ms: the time between the blocked thread taking its
 timestamp right before blocking and the waker taking its own right before
 waking it (CLOCK_MONOTONIC, the clock BPF uses); WAIT itself for the sleep.
-Everything the threads do besides blocking happens in other functions, so the
-only waits with one of those functions as the leaf frame are the measured ones.
+Each wait also records the wall-clock time it started (epoch µs), to pair it
+with the event pyebpf reports for it. Everything the threads do besides
+blocking happens in other functions, so the only waits with one of those
+functions as the leaf frame are the measured ones.
 
-RESULT {"threads": {name: {"tid", "function", "waits_ms": [...]}}, "file"}
+RESULT {"threads": {name: {"tid", "function", "waits": [{"ms", "at_us"}...]}}, "file"}
 """
 import os
 import socket
@@ -38,11 +40,16 @@ truth_lock = threading.Lock()
 
 def record(name, function, waits):
     with truth_lock:
-        truth[name] = {"tid": native_id(), "function": function, "waits_ms": waits}
+        truth[name] = {"tid": native_id(), "function": function, "waits": waits}
 
 
 def now_ms():
     return time.monotonic_ns() / 1e6
+
+
+def mark():
+    """(monotonic ms, wall-clock µs) right now."""
+    return now_ms(), time.time_ns() // 1000
 
 
 def blocked_in_sleep(seconds):
@@ -52,23 +59,24 @@ def blocked_in_sleep(seconds):
 def sleeper_main():
     waits = []
     for _ in range(ROUNDS):
+        at = mark()[1]
         blocked_in_sleep(WAIT)
-        waits.append(WAIT * 1000.0)
+        waits.append({"ms": WAIT * 1000.0, "at_us": at})
     record("Sleeper", "blocked_in_sleep", waits)
 
 
-def blocked_in_recv(sock, mark):
-    mark.append(now_ms())
+def blocked_in_recv(sock, marks):
+    marks.append(mark())
     return sock.recv(1)
 
 
-def blocked_in_lock(lock, mark):
-    mark.append(now_ms())
+def blocked_in_lock(lock, marks):
+    marks.append(mark())
     lock.acquire()
 
 
-def blocked_in_pipe_read(fd, mark):
-    mark.append(now_ms())
+def blocked_in_pipe_read(fd, marks):
+    marks.append(mark())
     return os.read(fd, 1)
 
 
@@ -101,7 +109,7 @@ class Pair:
             if before:
                 before(i)
             block(self.marks)
-        waits = [w - m for m, w in zip(self.marks, self.wakes)]
+        waits = [{"ms": w - m[0], "at_us": m[1]} for m, w in zip(self.marks, self.wakes)]
         record(self.name, self.function, waits)
 
     def waker_loop(self, wake, before=None):
