@@ -271,7 +271,11 @@ TEST_P(OffCpuE2E, CpuBoundThreadHasNoOffCpuEvents) {
   Workload b(GetParam(), "offcpu_spinner.py", {"2", "0"});
   std::vector<std::string> pids{"-p", std::to_string(a.pid()), std::to_string(b.pid()), "-e", "e2e", "--enable",
                                 "offcpu"};
-  Pyebpf per_event(pids);
+  // A 1 ms threshold: far below a time slice, so a preemption counted as a
+  // sleep would show up, while a stray microsecond sleep (a page fault) would not.
+  auto per_event_args = pids;
+  per_event_args.insert(per_event_args.end(), {"--offcpu-min-total-ms", "1"});
+  Pyebpf per_event(per_event_args);
   auto agg_args = pids;
   agg_args.insert(agg_args.end(), {"--offcpu-aggregate", "1"});
   Pyebpf aggregated(agg_args);
