@@ -2,20 +2,48 @@
 #include "bpf/feature_probes.hpp"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <string>
 
 #include "pyebpf/fd.hpp"
 
 namespace pyebpf::bpf {
+namespace {
+
+struct BtfDeleter {
+  void operator()(btf* b) const noexcept { btf__free(b); }
+};
+
+// The kernel's own BTF, parsed once (tens of milliseconds each time).
+const btf* vmlinux_btf() {
+  static const std::unique_ptr<btf, BtfDeleter> cached = [] {
+    btf* b = btf__load_vmlinux_btf();
+    if (!b) spdlog::debug("feature probes: no kernel BTF: {}", std::strerror(errno));
+    return std::unique_ptr<btf, BtfDeleter>(b);
+  }();
+  return cached.get();
+}
+
+int tracepoint_btf_id(const char* name) {
+  const btf* b = vmlinux_btf();
+  if (!b) return -1;
+  return btf__find_by_name_kind(b, (std::string("btf_trace_") + name).c_str(), BTF_KIND_TYPEDEF);
+}
+
+}  // namespace
+
+bool kernel_has_tracepoint(const char* name) { return tracepoint_btf_id(name) > 0; }
 
 bool probe_tp_btf(const char* tracepoint) {
-  int btf_id = libbpf_find_vmlinux_btf_id(tracepoint, BPF_TRACE_RAW_TP);
-  if (btf_id < 0) {
-    spdlog::debug("probe tp_btf/{}: no BTF type for it: {}", tracepoint, std::strerror(-btf_id));
+  int btf_id = tracepoint_btf_id(tracepoint);
+  if (btf_id <= 0) {
+    spdlog::debug("probe tp_btf/{}: the kernel BTF does not describe it", tracepoint);
     return false;
   }
   // r0 = 0; exit

@@ -122,7 +122,7 @@ void OffCpuTracker::start(TrackerContext& ctx) {
   }
   // sched_exit_tp (Linux >= 6.16) lets stacks be taken only for sleeps that
   // are reported; its BTF type tells whether the kernel has it.
-  bool has_exit_tp = libbpf_find_vmlinux_btf_id("sched_exit_tp", BPF_TRACE_RAW_TP) >= 0;
+  bool has_exit_tp = bpf::kernel_has_tracepoint("sched_exit_tp");
   hooks.at_resume = o.offcpu_capture == "resume" || (o.offcpu_capture == "auto" && has_exit_tp);
   if (o.offcpu_capture == "auto" && !has_exit_tp)
     spdlog::info("offcpu: no sched_exit_tp tracepoint in this kernel (Linux < 6.16): stacks are taken at every "
@@ -141,10 +141,9 @@ void OffCpuTracker::start(TrackerContext& ctx) {
   }
   at_resume_ = hooks.at_resume;
 
-  kallsyms_ = native::Kallsyms::load();
-  if (kallsyms_.size() == 0)
-    spdlog::warn("offcpu: kernel stacks will show addresses only: /proc/kallsyms is {}",
-                 kallsyms_.zero_addresses() ? "hiding addresses (kptr_restrict; run as root)" : "unreadable");
+  // Reading /proc/kallsyms takes up to a second: in the background, ready by
+  // the first event that needs it.
+  kallsyms_loading_ = std::async(std::launch::async, [] { return native::Kallsyms::load(); });
 
   if (o.offcpu_aggregate_s > 0) {
     agg_timer_ = Fd(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
@@ -185,6 +184,16 @@ void OffCpuTracker::finish() {
   if (agg_timer_ && skel_) flush_aggregates();  // the partial last interval
 }
 
+const native::Kallsyms& OffCpuTracker::kallsyms() {
+  if (kallsyms_loading_.valid()) {
+    kallsyms_ = kallsyms_loading_.get();
+    if (kallsyms_.size() == 0)
+      spdlog::warn("offcpu: kernel stacks show addresses only: /proc/kallsyms is {}",
+                   kallsyms_.zero_addresses() ? "hiding addresses (kptr_restrict; run as root)" : "unreadable");
+  }
+  return kallsyms_;
+}
+
 std::vector<std::string> OffCpuTracker::user_stack(std::uint32_t pid, const pyebpf_offcpu_native_stack& stack) {
   auto& sym = native_[pid];
   if (!sym) sym = std::make_unique<native::NativeSymbolizer>(static_cast<pid_t>(pid), elf_files_);
@@ -195,7 +204,8 @@ std::vector<std::string> OffCpuTracker::user_stack(std::uint32_t pid, const pyeb
 void OffCpuTracker::add_stacks(sinks::Event& e, std::uint32_t pid, const pyebpf_offcpu_native_stack* kstack,
                                const pyebpf_offcpu_native_stack* ustack, const pyebpf_py_stack* py,
                                std::size_t py_bytes) {
-  auto kernel_name = [&](std::uint64_t addr, bool ret) { return kallsyms_.name(ret ? addr - 1 : addr); };
+  const native::Kallsyms& ksyms = kallsyms();
+  auto kernel_name = [&](std::uint64_t addr, bool ret) { return ksyms.name(ret ? addr - 1 : addr); };
   e["kernel_stack"] = kstack ? root_first_stack(*kstack, ctx_->options.offcpu_max_stack_depth, kernel_name, is_tracing_frame) : std::vector<std::string>{};
   e["user_stack"] = ustack ? user_stack(pid, *ustack) : std::vector<std::string>{};
   std::string text;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +56,7 @@ class OffCpuTracker : public Tracker {
   void add_stacks(sinks::Event& e, std::uint32_t pid, const pyebpf_offcpu_native_stack* kstack,
                   const pyebpf_offcpu_native_stack* ustack, const pyebpf_py_stack* py, std::size_t py_bytes);
   std::vector<std::string> user_stack(std::uint32_t pid, const pyebpf_offcpu_native_stack& stack);
+  const native::Kallsyms& kallsyms();  // waits for the background load once
 
   TrackerContext* ctx_ = nullptr;
   Skeleton skel_;
@@ -65,6 +67,7 @@ class OffCpuTracker : public Tracker {
   Fd agg_timer_;
   std::uint64_t interval_start_ns_ = 0;
   native::Kallsyms kallsyms_;
+  std::future<native::Kallsyms> kallsyms_loading_;
   native::ElfCache elf_files_;
   std::unordered_map<std::uint32_t, std::unique_ptr<native::NativeSymbolizer>> native_;
   std::unique_ptr<pyebpf_offcpu_event> scratch_;
