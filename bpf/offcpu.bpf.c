@@ -284,9 +284,8 @@ static __always_inline void report(const struct pyebpf_offcpu_thread *rec, struc
 }
 
 static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *proc, struct task_struct *prev,
-				       bool preempt, __u32 prev_state, __u64 now)
+				       __u32 tid, bool preempt, __u32 prev_state, __u64 now)
 {
-	__u32 tid = BPF_CORE_READ(prev, pid);
 	struct pyebpf_offcpu_thread *rec;
 	struct pyebpf_offcpu_event *ev;
 
@@ -378,9 +377,8 @@ static __always_inline void end_sleep(struct pyebpf_offcpu_thread *rec, struct t
 	report(rec, task, ev);
 }
 
-static __always_inline void switch_in(struct task_struct *next, __u64 now)
+static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64 now)
 {
-	__u32 tid = BPF_CORE_READ(next, pid);
 	struct pyebpf_offcpu_thread *rec = bpf_map_lookup_elem(&threads, &tid);
 	__u64 runq_ns;
 
@@ -409,28 +407,33 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	rec->phase = PYEBPF_OFFCPU_RUNNING;
 }
 
-static __always_inline int handle_switch(void *ctx, bool preempt, struct task_struct *prev,
-					 struct task_struct *next, __u32 prev_state)
+/*
+ * The ids of both tasks come from the wrapper: the tp_btf one reads them
+ * directly from the BTF-typed pointers (plain loads), the raw_tp one with
+ * probe reads. This runs at every context switch of the host, so the cheap
+ * path matters.
+ */
+static __always_inline int handle_switch(void *ctx, bool preempt, struct task_struct *prev, __u32 prev_tgid,
+					 __u32 prev_pid, struct task_struct *next, __u32 next_tgid, __u32 next_pid,
+					 __u32 prev_state)
 {
 	struct pyebpf_py_proc *proc;
 	__u64 now = bpf_ktime_get_ns();
 
-	proc = pyebpf_lookup_proc(BPF_CORE_READ(prev, tgid));
+	proc = pyebpf_lookup_proc(prev_tgid);
 	if (proc)
-		switch_out(ctx, proc, prev, preempt, prev_state, now);
-	if (pyebpf_lookup_proc(BPF_CORE_READ(next, tgid)))
-		switch_in(next, now);
+		switch_out(ctx, proc, prev, prev_pid, preempt, prev_state, now);
+	if (pyebpf_lookup_proc(next_tgid))
+		switch_in(next, next_pid, now);
 	return 0;
 }
 
-static __always_inline int handle_wakeup(struct task_struct *task, bool new_task)
+static __always_inline int handle_wakeup(__u32 tgid, __u32 tid, bool new_task)
 {
 	struct pyebpf_offcpu_thread *rec;
-	__u32 tid;
 
-	if (!pyebpf_lookup_proc(BPF_CORE_READ(task, tgid)))
+	if (!pyebpf_lookup_proc(tgid))
 		return 0;
-	tid = BPF_CORE_READ(task, pid);
 	if (new_task) {
 		rec = thread_record(tid);
 		if (rec) {
@@ -484,19 +487,19 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return handle_switch(ctx, preempt, prev, next, prev_state);
+	return handle_switch(ctx, preempt, prev, prev->tgid, prev->pid, next, next->tgid, next->pid, prev_state);
 }
 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(offcpu_wakeup_btf, struct task_struct *p)
 {
-	return handle_wakeup(p, false);
+	return handle_wakeup(p->tgid, p->pid, false);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(offcpu_wakeup_new_btf, struct task_struct *p)
 {
-	return handle_wakeup(p, true);
+	return handle_wakeup(p->tgid, p->pid, true);
 }
 
 /* A bare tracepoint (no tracefs event); its arguments are not used. */
@@ -510,19 +513,20 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(offcpu_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return handle_switch(ctx, preempt, prev, next, prev_state);
+	return handle_switch(ctx, preempt, prev, BPF_CORE_READ(prev, tgid), BPF_CORE_READ(prev, pid), next,
+			     BPF_CORE_READ(next, tgid), BPF_CORE_READ(next, pid), prev_state);
 }
 
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(offcpu_wakeup_raw, struct task_struct *p)
 {
-	return handle_wakeup(p, false);
+	return handle_wakeup(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid), false);
 }
 
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(offcpu_wakeup_new_raw, struct task_struct *p)
 {
-	return handle_wakeup(p, true);
+	return handle_wakeup(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid), true);
 }
 
 SEC("raw_tp/sched_exit_tp")
