@@ -258,7 +258,7 @@ static __always_inline void aggregate(const struct pyebpf_offcpu_thread *rec, st
 static __always_inline void report(const struct pyebpf_offcpu_thread *rec, struct task_struct *task,
 				   struct pyebpf_offcpu_event *ev)
 {
-	__u64 size;
+	__u64 size, wakeup;
 	__u32 depth;
 
 	if (targ_aggregate) {
@@ -276,7 +276,11 @@ static __always_inline void report(const struct pyebpf_offcpu_thread *rec, struc
 	size = PYEBPF_OFFCPU_EVENT_BYTES(depth);
 	if (size > sizeof(*ev))
 		size = sizeof(*ev);
-	if (bpf_ringbuf_output(&events, ev, size, 0)) {
+	/* Wake the reader only once a batch is waiting: it also drains the ring
+	 * every PYEBPF_OFFCPU_POLL_MS, so a high event rate costs no wake-up each. */
+	wakeup = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= PYEBPF_OFFCPU_WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP
+											  : BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_output(&events, ev, size, wakeup)) {
 		pyebpf_count(PYEBPF_CNT_RINGBUF_FULL);
 		return;
 	}

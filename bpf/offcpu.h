@@ -26,6 +26,11 @@
 #define PYEBPF_OFFCPU_KSTACK_SLACK 7
 #define PYEBPF_OFFCPU_NATIVE_SLOTS (PYEBPF_OFFCPU_MAX_NATIVE + 1 + PYEBPF_OFFCPU_KSTACK_SLACK)
 
+/* Per-event mode: BPF wakes the reader once this much is waiting in the ring
+ * buffer; the reader also drains it every PYEBPF_OFFCPU_POLL_MS. */
+#define PYEBPF_OFFCPU_WAKEUP_BYTES (256 * 1024)
+#define PYEBPF_OFFCPU_POLL_MS 100
+
 /* Raw task states (include/linux/sched.h, stable since 4.14 for these bits). */
 #define PYEBPF_TASK_RUNNING 0x0000
 #define PYEBPF_TASK_INTERRUPTIBLE 0x0001

@@ -6,6 +6,7 @@
 
 #include "native/format.hpp"
 #include "util/files.hpp"
+#include "util/text.hpp"
 
 namespace pyebpf::native {
 namespace {
@@ -13,19 +14,6 @@ namespace {
 // Beyond this distance from the nearest symbol below, an address is not
 // attributed to it (the gap is data, a module hole or a missing symbol).
 constexpr std::uint64_t kMaxFunctionSpan = 1 << 20;
-
-std::string_view next_token(std::string_view& line) {
-  std::size_t start = line.find_first_not_of(" \t");
-  if (start == std::string_view::npos) {
-    line = {};
-    return {};
-  }
-  line.remove_prefix(start);
-  std::size_t end = line.find_first_of(" \t");
-  std::string_view token = line.substr(0, end);
-  line.remove_prefix(end == std::string_view::npos ? line.size() : end);
-  return token;
-}
 
 }  // namespace
 
@@ -37,8 +25,8 @@ Kallsyms Kallsyms::parse(std::string_view text) {
     std::string_view line = text.substr(0, nl);
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
     // "ffffffff81000000 T _stext" or "ffffffffc0a01000 t nft_do_chain\t[nf_tables]"
-    std::string_view addr = next_token(line), type = next_token(line), name = next_token(line);
-    std::string_view module = next_token(line);
+    std::string_view addr = next_field(line, " \t"), type = next_field(line, " \t"), name = next_field(line, " \t");
+    std::string_view module = next_field(line, " \t");
     if (addr.empty() || type.size() != 1 || name.empty()) continue;
     char t = type[0];
     if (t != 't' && t != 'T' && t != 'w' && t != 'W') continue;

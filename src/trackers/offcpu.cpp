@@ -29,6 +29,23 @@ constexpr std::string_view kTruncated = "[truncated]";
 
 double ms(std::uint64_t ns) { return std::round(static_cast<double>(ns) / 1e3) / 1e3; }
 
+// A non-blocking timerfd firing every `seconds`.
+Fd periodic_timer(double seconds) {
+  Fd fd(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+  if (!fd) throw Error(errno_text("offcpu: timerfd_create", errno));
+  auto ns = static_cast<long long>(seconds * 1e9);
+  timespec every{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  itimerspec spec{every, every};
+  timerfd_settime(fd.get(), 0, &spec, nullptr);
+  return fd;
+}
+
+// Reads (resets) a timerfd; true if it fired since the last read.
+bool expired(const Fd& timer) {
+  std::uint64_t expirations = 0;
+  return read(timer.get(), &expirations, sizeof(expirations)) == sizeof(expirations) && expirations > 0;
+}
+
 template <typename Key, typename Fn>
 void for_each_key(int map_fd, Fn&& fn) {
   Key key{}, next{};
@@ -146,15 +163,11 @@ void OffCpuTracker::start(TrackerContext& ctx) {
   kallsyms_loading_ = std::async(std::launch::async, [] { return native::Kallsyms::load(); });
 
   if (o.offcpu_aggregate_s > 0) {
-    agg_timer_ = Fd(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
-    if (!agg_timer_) throw Error(errno_text("offcpu: timerfd_create", errno));
-    auto ns = static_cast<long long>(o.offcpu_aggregate_s * 1e9);
-    timespec every{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
-    itimerspec spec{every, every};
-    timerfd_settime(agg_timer_.get(), 0, &spec, nullptr);
+    agg_timer_ = periodic_timer(o.offcpu_aggregate_s);
     interval_start_ns_ = monotonic_ns();
   } else {
     events_.emplace(skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "offcpu");
+    poll_timer_ = periodic_timer(PYEBPF_OFFCPU_POLL_MS * 1e-3);
   }
   spdlog::info("offcpu: hooks {}; stacks taken {}; {}; sleeps >= {} ms; Python stacks {}; kernel/user stacks up to {} "
                "frames",
@@ -167,17 +180,16 @@ void OffCpuTracker::start(TrackerContext& ctx) {
 }
 
 std::vector<int> OffCpuTracker::wait_fds() const {
-  if (events_) return {events_->epoll_fd()};
+  if (events_) return {events_->epoll_fd(), poll_timer_.get()};
   return {agg_timer_.get()};
 }
 
 void OffCpuTracker::consume() {
-  if (events_) events_->consume();
-  if (agg_timer_) {
-    std::uint64_t expirations = 0;
-    if (read(agg_timer_.get(), &expirations, sizeof(expirations)) == sizeof(expirations) && expirations > 0)
-      flush_aggregates();
+  if (events_) {
+    expired(poll_timer_);
+    events_->consume();
   }
+  if (agg_timer_ && expired(agg_timer_)) flush_aggregates();
 }
 
 void OffCpuTracker::finish() {
