@@ -74,6 +74,20 @@ struct {
 	__type(value, struct pyebpf_offcpu_event);
 } scratch SEC(".maps");
 
+/*
+ * Per CPU: the thread whose stacks the next sched_exit_tp on this CPU must
+ * take (0: none). The switch-in that schedules a capture and the resume that
+ * takes it run on the same CPU back to back, so the resume hook, which runs
+ * after every context switch of the host, needs one per-CPU load to know it
+ * has nothing to do.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} pending_capture SEC(".maps");
+
 /* Aggregated mode only; user space shrinks them to one entry otherwise. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -366,7 +380,12 @@ static __always_inline void end_sleep(struct pyebpf_offcpu_thread *rec, struct t
 	rec->off_ns = off_ns;
 	rec->runq_ns = runq_ns;
 	if (targ_capture != PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT) {
-		rec->phase = PYEBPF_OFFCPU_CAPTURE; /* stacks when it resumes: on_resume() */
+		__u32 zero = 0, *pending = bpf_map_lookup_elem(&pending_capture, &zero);
+
+		/* Stacks when it resumes, right after this switch: handle_resume(). */
+		rec->phase = PYEBPF_OFFCPU_CAPTURE;
+		if (pending)
+			*pending = tid;
 		return;
 	}
 	ev = bpf_map_lookup_elem(&stashed, &tid);
@@ -463,13 +482,21 @@ static __always_inline int handle_wakeup(__u32 tgid, __u32 tid, bool new_task)
 /* End of __schedule in the task that now runs: take a reported sleep's stacks. */
 static __always_inline int handle_resume(void *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 zero = 0, *pending = bpf_map_lookup_elem(&pending_capture, &zero);
 	struct pyebpf_offcpu_thread *rec;
 	struct pyebpf_offcpu_event *ev;
 	struct pyebpf_py_proc *proc;
 	struct task_struct *task;
-	__u32 tid = (__u32)pid_tgid;
+	__u64 pid_tgid;
+	__u32 tid;
 
+	if (!pending || !*pending)
+		return 0; /* the common case: nothing to capture on this CPU */
+	pid_tgid = bpf_get_current_pid_tgid();
+	tid = (__u32)pid_tgid;
+	if (*pending != tid)
+		return 0; /* not yet: another task runs first (its switch was not seen) */
+	*pending = 0;
 	proc = pyebpf_lookup_proc(pid_tgid >> 32);
 	if (!proc)
 		return 0;
