@@ -172,22 +172,77 @@ static __always_inline __s32 pyebpf_frame_instr(const struct pyebpf_py_layout *l
 }
 
 /*
+ * Chosen by user space before load: bpf_loop (Linux 5.17+) verifies the frame
+ * step once instead of once per iteration, which keeps load time low when
+ * several programs inline the walker; older kernels get the bounded loop.
+ */
+const volatile bool targ_use_bpf_loop = true;
+
+struct pyebpf_walk_ctx {
+	const struct pyebpf_py_proc *proc;
+	struct pyebpf_py_stack *st;
+	struct pyebpf_walk_scratch *scratch;
+	__u64 frame;
+	bool fault;
+};
+
+/* One frame of the walk; returns 1 to stop. */
+static int pyebpf_walk_step(__u32 index, struct pyebpf_walk_ctx *ctx)
+{
+	const struct pyebpf_py_layout *l = &ctx->proc->layout;
+	struct pyebpf_walk_scratch *scratch = ctx->scratch;
+	struct pyebpf_py_stack *st = ctx->st;
+	struct pyebpf_py_frame *slot;
+	__u64 frame = ctx->frame, code, type = 0;
+	__u8 owner;
+
+	if (!frame)
+		return 1;
+	if (bpf_probe_read_user(scratch->frame, PYEBPF_FRAME_WINDOW, (const void *)frame) &&
+	    bpf_probe_read_user(scratch->frame, l->frame_window & (PYEBPF_FRAME_WINDOW - 1),
+				(const void *)frame)) {
+		ctx->fault = true;
+		return 1;
+	}
+	code = pyebpf_window_u64(scratch->frame, l->frame_code);
+	owner = l->frame_owner == PYEBPF_NO_OFFSET ? 0 :
+		scratch->frame[l->frame_owner & (PYEBPF_FRAME_WINDOW - 1)];
+	if (code && owner < l->owner_cstack && !pyebpf_read_ptr(code + l->object_type, &type) &&
+	    type == ctx->proc->code_type) {
+		if (st->depth >= PYEBPF_MAX_FRAMES) {
+			st->truncated = 1;
+			pyebpf_count(PYEBPF_CNT_TRUNCATED);
+			return 1;
+		}
+		slot = &st->frames[st->depth & (PYEBPF_MAX_FRAMES - 1)];
+		slot->code = code;
+		slot->instr = pyebpf_frame_instr(l, scratch->frame, code);
+		slot->tag = 0;
+		if (!bpf_probe_read_user(scratch->code_header, PYEBPF_CODE_TAG_LEN,
+					 (const void *)(code + l->code_tag)))
+			slot->tag = pyebpf_code_tag(scratch->code_header, l->code_tag_len);
+		st->depth++;
+	} else {
+		pyebpf_count(PYEBPF_CNT_FRAMES_SKIPPED);
+	}
+	ctx->frame = pyebpf_window_u64(scratch->frame, l->frame_back);
+	return 0;
+}
+
+/*
  * Walks the frame chain of `tstate` into `st` (leaf first). Bounded: at most
  * PYEBPF_MAX_FRAME_VISITS frames are visited and PYEBPF_MAX_FRAMES kept. Frames
  * whose code is not a PyCodeObject (3.12+ shim frames, 3.13 f_executable None)
  * are skipped. st->depth lives in map memory on purpose: the verifier then
  * treats it as one unknown bounded value instead of tracking every possible
- * depth per iteration, which keeps verification linear in the loop bound.
+ * depth per iteration.
  */
 static __always_inline void pyebpf_walk_stack(const struct pyebpf_py_proc *proc, __u64 tstate,
 					      struct pyebpf_py_stack *st)
 {
 	const struct pyebpf_py_layout *l = &proc->layout;
-	struct pyebpf_walk_scratch *scratch;
-	struct pyebpf_py_frame *slot;
-	__u64 frame = 0, code, type;
+	struct pyebpf_walk_ctx ctx = {.proc = proc, .st = st};
 	__u32 zero = 0;
-	__u8 owner;
 
 	st->depth = 0;
 	st->truncated = 0;
@@ -197,49 +252,26 @@ static __always_inline void pyebpf_walk_stack(const struct pyebpf_py_proc *proc,
 		st->status = PYEBPF_STACK_NO_TSTATE;
 		return;
 	}
-	scratch = bpf_map_lookup_elem(&py_walk_scratch, &zero);
-	if (!scratch)
+	ctx.scratch = bpf_map_lookup_elem(&py_walk_scratch, &zero);
+	if (!ctx.scratch)
 		return;
-	if (pyebpf_read_ptr(tstate + l->tstate_frame, &frame))
-		goto fault;
-	if (l->cframe_current_frame != PYEBPF_NO_OFFSET && frame &&
-	    pyebpf_read_ptr(frame + l->cframe_current_frame, &frame))
-		goto fault;
-
+	if (pyebpf_read_ptr(tstate + l->tstate_frame, &ctx.frame) ||
+	    (l->cframe_current_frame != PYEBPF_NO_OFFSET && ctx.frame &&
+	     pyebpf_read_ptr(ctx.frame + l->cframe_current_frame, &ctx.frame))) {
+		ctx.fault = true;
+	} else if (targ_use_bpf_loop) {
+		bpf_loop(PYEBPF_MAX_FRAME_VISITS, pyebpf_walk_step, &ctx, 0);
+	} else {
 #pragma clang loop unroll(disable)
-	for (int i = 0; i < PYEBPF_MAX_FRAME_VISITS && frame; i++) {
-		if (bpf_probe_read_user(scratch->frame, PYEBPF_FRAME_WINDOW, (const void *)frame) &&
-		    bpf_probe_read_user(scratch->frame, l->frame_window & (PYEBPF_FRAME_WINDOW - 1),
-					(const void *)frame))
-			goto fault;
-		code = pyebpf_window_u64(scratch->frame, l->frame_code);
-		owner = l->frame_owner == PYEBPF_NO_OFFSET ? 0 :
-			scratch->frame[l->frame_owner & (PYEBPF_FRAME_WINDOW - 1)];
-		type = 0;
-		if (code && owner < l->owner_cstack && !pyebpf_read_ptr(code + l->object_type, &type) &&
-		    type == proc->code_type) {
-			if (st->depth >= PYEBPF_MAX_FRAMES) {
-				st->truncated = 1;
-				pyebpf_count(PYEBPF_CNT_TRUNCATED);
+		for (__u32 i = 0; i < PYEBPF_MAX_FRAME_VISITS; i++) {
+			if (pyebpf_walk_step(i, &ctx))
 				break;
-			}
-			slot = &st->frames[st->depth & (PYEBPF_MAX_FRAMES - 1)];
-			slot->code = code;
-			slot->instr = pyebpf_frame_instr(l, scratch->frame, code);
-			slot->tag = 0;
-			if (!bpf_probe_read_user(scratch->code_header, PYEBPF_CODE_TAG_LEN,
-						 (const void *)(code + l->code_tag)))
-				slot->tag = pyebpf_code_tag(scratch->code_header, l->code_tag_len);
-			st->depth++;
-		} else {
-			pyebpf_count(PYEBPF_CNT_FRAMES_SKIPPED);
 		}
-		frame = pyebpf_window_u64(scratch->frame, l->frame_back);
 	}
-	return;
-fault:
-	st->status = PYEBPF_STACK_READ_FAULT;
-	pyebpf_count(PYEBPF_CNT_READ_FAULT);
+	if (ctx.fault) {
+		st->status = PYEBPF_STACK_READ_FAULT;
+		pyebpf_count(PYEBPF_CNT_READ_FAULT);
+	}
 }
 
 #endif /* PYEBPF_PYTHON_BPF_H */

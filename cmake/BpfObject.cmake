@@ -22,6 +22,14 @@ if(NOT EXISTS ${BPF_VMLINUX_DIR}/vmlinux.h)
   message(FATAL_ERROR "pyebpf: ${BPF_VMLINUX_DIR}/vmlinux.h is missing; run tools/gen-vmlinux ${BPF_TARGET_ARCH}")
 endif()
 
+# <bpf/usdt.bpf.h> includes <linux/errno.h>, which needs the multiarch
+# <asm/errno.h> (/usr/include/x86_64-linux-gnu on Debian); searched after
+# everything else so vmlinux.h keeps precedence, as libbpf-bootstrap does.
+set(BPF_SYS_INCLUDES)
+if(CMAKE_LIBRARY_ARCHITECTURE AND EXISTS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
+  list(APPEND BPF_SYS_INCLUDES -idirafter /usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
+endif()
+
 set(BPF_SKEL_DIR ${CMAKE_BINARY_DIR}/skel)
 file(MAKE_DIRECTORY ${BPF_SKEL_DIR})
 
@@ -35,7 +43,7 @@ function(bpf_object name source)
     OUTPUT ${skel}
     COMMAND ${BPF_CLANG} -target bpf -g -O2 -Wall -Werror
             -D__TARGET_ARCH_${BPF_TARGET_ARCH}
-            -I${BPF_VMLINUX_DIR} -I${CMAKE_SOURCE_DIR}/bpf
+            -I${BPF_VMLINUX_DIR} -I${CMAKE_SOURCE_DIR}/bpf ${BPF_SYS_INCLUDES}
             -c ${src} -o ${obj}
     COMMAND ${BPFTOOL} gen object ${linked} ${obj}
     COMMAND ${BPFTOOL} gen skeleton ${linked} name ${name}_bpf > ${skel}

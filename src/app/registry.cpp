@@ -4,6 +4,10 @@
 #include <algorithm>
 
 #include "pyebpf/error.hpp"
+#include "trackers/gc.hpp"
+#include "trackers/handoff.hpp"
+#include "trackers/host_net_health.hpp"
+#include "trackers/gil.hpp"
 #include "trackers/offcpu.hpp"
 #include "trackers/py_stack.hpp"
 
@@ -28,15 +32,15 @@ std::string implemented_names() {
 const std::vector<TrackerInfo>& tracker_registry() {
   static const std::vector<TrackerInfo> registry = {
       {"py_stack", "CPU profiler: Python stacks sampled in BPF", make<trackers::PyStackTracker>(), {}},
-      {"gil", "GIL waits with holder and waiter stacks", nullptr, {}},
-      {"gc", "garbage collection pauses", nullptr, {}},
+      {"gil", "GIL waits with holder and waiter stacks", make<trackers::GilTracker>(), {}},
+      {"gc", "garbage collection pauses", make<trackers::GcTracker>(), {}},
       {"offcpu", "why threads sleep: kernel, native and Python stacks", make<trackers::OffCpuTracker>(), {}},
-      {"handoff", "request queue time in servers (gunicorn gthread)", nullptr, {}},
+      {"handoff", "request queue time in servers (gunicorn gthread)", make<trackers::HandoffTracker>(), {}},
       {"tcp_connect", "outbound TCP handshakes", nullptr, {}},
       {"tcp_accept", "inbound TCP connections and accept-queue dwell", nullptr, {}},
       {"tcp_handshake", "tcp_connect + tcp_accept", nullptr, {"tcp_connect", "tcp_accept"}},
       {"tcp_loss", "retransmits, resets, zero windows", nullptr, {}},
-      {"host_net_health", "periodic host network health snapshot", nullptr, {}},
+      {"host_net_health", "periodic host network health snapshot", make<trackers::HostNetHealthTracker>(), {}},
   };
   return registry;
 }

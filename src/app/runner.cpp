@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "app/outputs.hpp"
 #include "app/registry.hpp"
 #include "app/system_checks.hpp"
 #include "app/targets.hpp"
@@ -19,8 +20,11 @@
 #include "bpf/shared_maps.hpp"
 #include "pyebpf/error.hpp"
 #include "pyebpf/fd.hpp"
-#include "sinks/json_lines_sink.hpp"
 #include "util/clock.hpp"
+
+#ifndef PYEBPF_VERSION
+#define PYEBPF_VERSION "0.0.0"
+#endif
 
 namespace pyebpf::app {
 namespace {
@@ -89,6 +93,12 @@ int run(const Options& options) {
   bpf::install_libbpf_logger();
   auto trackers = create_trackers(options.enable);  // bad names fail before anything attaches
 
+  WallClock clock;
+  sinks::RunInfo run_info{options.env, host_name(), PYEBPF_VERSION, options.command_line, {},
+                          clock.epoch_us(monotonic_ns())};
+  for (pid_t p : options.pids) run_info.pids.push_back(p);
+  Outputs outputs(options, run_info);  // a bad output fails before anything attaches
+
   Targets targets;
   targets.attach(options.pids, python::OffsetsTable::embedded());
   for (const auto& t : targets.all()) spdlog::info("pid {}: {}", t.pid, t.python->describe());
@@ -96,9 +106,7 @@ int run(const Options& options) {
   bpf::SharedMaps shared_maps;
   for (const auto& t : targets.all()) shared_maps.add_process(t.pid, t.python->bpf_config());
 
-  WallClock clock;
-  sinks::JsonLinesSink stdout_sink(STDOUT_FILENO);
-  trackers::TrackerContext ctx{options, targets, shared_maps, stdout_sink, clock};
+  trackers::TrackerContext ctx{options, targets, shared_maps, outputs.sink(), clock};
 
   EventLoop loop;
   Fd signals = block_and_watch_signals();
@@ -123,9 +131,10 @@ int run(const Options& options) {
     loop.add(deadline.get(), Source::Deadline, 0);
   }
   std::string stop_reason;
+  bool quiet = false;
   auto consume_all = [&] {
     for (auto& t : trackers) t->consume();
-    stdout_sink.flush();
+    outputs.flush();
   };
 
   try {
@@ -140,7 +149,7 @@ int run(const Options& options) {
           case Source::Signal: {
             signalfd_siginfo info{};
             if (read(signals.get(), &info, sizeof(info)) == sizeof(info))
-              stop_reason = std::string("received ") + sigabbrev_np(static_cast<int>(info.ssi_signo));
+              stop_reason = std::string("received SIG") + sigabbrev_np(static_cast<int>(info.ssi_signo));
             break;
           }
           case Source::Tick:
@@ -169,21 +178,30 @@ int run(const Options& options) {
             break;
         }
       }
-      stdout_sink.flush();
+      outputs.flush();
     }
     consume_all();
     for (auto& t : trackers) t->finish();
-    stdout_sink.flush();
+    outputs.flush();
   } catch (const sinks::OutputClosed&) {
+    // `| head`: end quietly, but still deliver to the other outputs.
     spdlog::debug("stdout closed; stopping");
-    return 0;
+    stop_reason = "stdout closed";
+    quiet = true;
+    outputs.drop_stdout();
+    consume_all();
+    for (auto& t : trackers) t->finish();
   }
 
   spdlog::info("stopping: {}", stop_reason);
   double elapsed = static_cast<double>(monotonic_ns() - start_ns) / 1e9;
-  std::fprintf(stderr, "pyebpf: ran %.1f s (%s)\n", elapsed, stop_reason.c_str());
-  for (auto& t : trackers) std::fprintf(stderr, "pyebpf: %s\n", t->summary().c_str());
-  for (const auto& line : targets.summary_lines()) std::fprintf(stderr, "pyebpf: %s\n", line.c_str());
+  outputs.close(signals.get());
+  std::vector<std::string> lines;
+  for (auto& t : trackers) lines.push_back(t->summary());
+  for (const auto& line : targets.summary_lines()) lines.push_back(line);
+  for (const auto& line : outputs.summary_lines()) lines.push_back(line);
+  outputs.record_end({clock.epoch_us(monotonic_ns()), elapsed, stop_reason, lines});
+  if (!quiet) std::fputs(sinks::end_of_run_text(elapsed, stop_reason, lines, outputs.report()).c_str(), stderr);
   return 0;
 }
 

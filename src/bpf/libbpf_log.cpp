@@ -12,9 +12,14 @@ namespace pyebpf::bpf {
 namespace {
 
 int forward(enum libbpf_print_level level, const char* format, va_list args) {
-  char buf[4096];
-  int n = std::vsnprintf(buf, sizeof(buf), format, args);
-  std::string msg(buf, n > 0 ? std::min<std::size_t>(static_cast<std::size_t>(n), sizeof(buf) - 1) : 0);
+  // Verifier logs arrive as one message of up to megabytes: keep all of it.
+  va_list copy;
+  va_copy(copy, args);
+  int n = std::vsnprintf(nullptr, 0, format, copy);
+  va_end(copy);
+  std::string msg(n > 0 ? static_cast<std::size_t>(n) + 1 : 1, '\0');
+  n = std::vsnprintf(msg.data(), msg.size(), format, args);
+  msg.resize(n > 0 ? std::min(static_cast<std::size_t>(n), msg.size() - 1) : 0);
   while (!msg.empty() && msg.back() == '\n') msg.pop_back();
   switch (level) {
     case LIBBPF_WARN: spdlog::warn("libbpf: {}", msg); break;

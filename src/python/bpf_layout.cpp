@@ -59,10 +59,10 @@ pyebpf_py_layout make_bpf_layout(const OffsetsRow& row, const PyVersion& version
   l.frame_window = static_cast<std::uint16_t>(window);
 
   // Immutable integer header of a code object: from co_argcount up to and
-  // including co_firstlineno. Not from co_flags: in 3.11 it is followed by
-  // co_warmup, counted down by the first calls until the code is quickened,
-  // and _co_linearray_entry_size, set lazily (Include/cpython/code.h, 3.11),
-  // so a tag over them changes while a function warms up.
+  // including co_firstlineno. Not from co_flags: in 3.11 two mutable shorts
+  // follow it (co_warmup, counting calls down to quickening, and
+  // _co_linearray_entry_size, set lazily), so a function called between the
+  // BPF read and symbolisation would get a different tag and print <unknown>.
   unsigned tag_start = row.require("code.argcount");
   unsigned tag_end = row.require("code.firstlineno") + 4;
   if (tag_end <= tag_start || tag_end - tag_start > PYEBPF_CODE_TAG_LEN)

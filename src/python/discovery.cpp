@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <regex>
 #include <set>
 
 #include "pyebpf/error.hpp"
@@ -28,6 +29,21 @@ std::string exe_path(pid_t pid) {
 bool looks_like_libpython(const std::string& path) {
   std::string base = path.substr(path.find_last_of('/') + 1);
   return base.starts_with("libpython");
+}
+
+// Where no Py_Version symbol exists (<= 3.10): PY_VERSION ("3.10.13") is a
+// string in .rodata, used by Py_GetVersion(). `prefix` narrows the search to
+// a known major.minor ("3.10.") or to any 3.x ("3."). Ambiguity gives nullopt.
+std::optional<PyVersion> version_from_rodata(const ElfFile& elf, const std::string& prefix) {
+  static const std::regex exact(R"(^(\d+)\.(\d+)\.(\d+)((?:a|b|rc)\d+)?\+?$)");
+  std::set<std::string> found;
+  for (const auto& s : elf.strings_starting_with(".rodata", prefix)) {
+    if (std::regex_match(s, exact)) found.insert(s);
+  }
+  if (found.size() != 1) return std::nullopt;
+  std::smatch m;
+  std::regex_match(*found.begin(), m, exact);
+  return PyVersion{std::stoi(m[1].str()), std::stoi(m[2].str()), std::stoi(m[3].str()), m[4].str()};
 }
 
 }  // namespace
@@ -67,11 +83,18 @@ Interpreter discover_interpreter(pid_t pid) {
   std::stable_partition(candidates.begin(), candidates.end(),
                         [](const Mapping* m) { return looks_like_libpython(m->path); });
 
+  std::optional<Interpreter> old_python;  // a Python without _PyRuntime (<= 3.6)
   for (const Mapping* m : candidates) {
     std::string open_path = host_path(pid, *m);
     ElfFile elf = ElfFile::open(open_path);
     auto runtime = elf.symbol("_PyRuntime");
-    if (!runtime) continue;
+    if (!runtime) {
+      auto v = version_from_filename(m->path);
+      if (v && !old_python && (elf.symbol("Py_Initialize") || elf.symbol("Py_GetVersion"))) {
+        old_python = Interpreter{m->path, open_path, std::move(elf), 0, *v, "file name", 0, 0};
+      }
+      continue;
+    }
     auto bias = load_bias(elf, maps, m->path);
     if (!bias) throw Error(who + ": cannot tell where " + m->path + " is loaded (no PT_LOAD matches its mappings)");
 
@@ -90,8 +113,13 @@ Interpreter discover_interpreter(pid_t pid) {
       }
     }
     if (interp.version.major == 0) {
-      if (auto v = version_from_filename(m->path)) {
-        interp.version = *v;
+      auto from_name = version_from_filename(m->path);
+      auto from_rodata = version_from_rodata(interp.elf, from_name ? from_name->minor_str() + "." : "3.");
+      if (from_rodata) {
+        interp.version = *from_rodata;
+        interp.version_source = "PY_VERSION string";
+      } else if (from_name) {
+        interp.version = *from_name;
         interp.version_source = "file name";
       }
     }
@@ -100,6 +128,8 @@ Interpreter discover_interpreter(pid_t pid) {
     return interp;
   }
 
+  // Too old to have _PyRuntime: returned so the caller names the version it does not support.
+  if (old_python) return std::move(*old_python);
   std::string comm = read_comm(pid, pid);
   throw Error(who + " (" + comm + ") is not a CPython process: no mapped file defines _PyRuntime",
               "pass the PID of a python process (CPython 3.8-3.13); `cat /proc/" + std::to_string(pid) +

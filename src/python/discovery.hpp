@@ -32,7 +32,10 @@ struct Interpreter {
 };
 
 // Finds the interpreter in `pid`. Throws pyebpf::Error with a one-line reason
-// (no such process, not a CPython process, unreadable binary) otherwise.
+// (no such process, not a CPython process, unreadable binary) otherwise. A
+// Python too old to have _PyRuntime (<= 3.6) is returned with runtime_addr 0
+// and the version from its file name, so the caller can name what it does not
+// support.
 Interpreter discover_interpreter(pid_t pid);
 
 // Load bias of `elf` as mapped in `maps` under `mapped_path`: the difference

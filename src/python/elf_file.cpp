@@ -6,7 +6,9 @@
 #include <libelf.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstring>
 
 #include "pyebpf/error.hpp"
 #include "pyebpf/fd.hpp"
@@ -19,21 +21,46 @@ struct ElfCloser {
 };
 using ElfHandle = std::unique_ptr<Elf, ElfCloser>;
 
-void read_symbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, bool dynamic,
-                  std::unordered_map<std::string, ElfSymbol>& out, std::vector<ElfSymbol>& functions) {
+// A versioned library can define one name several times: the default version
+// (name@@VER, what programs linked today bind to) and hidden compatibility
+// versions (name@VER, bit 15 set in .gnu.version), e.g. glibc's
+// pthread_cond_timedwait@GLIBC_2.2.5 next to pthread_cond_timedwait@@GLIBC_2.3.2.
+// `versym` is .gnu.version for .dynsym (null for .symtab or unversioned files).
+bool hidden_version(Elf_Data* versym, std::size_t index) {
+  GElf_Versym ver;
+  return versym && gelf_getversym(versym, static_cast<int>(index), &ver) && (ver & 0x8000);
+}
+
+void read_symbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, bool dynamic, Elf_Data* versym,
+                  std::unordered_map<std::string, ElfSymbol>& out, std::unordered_set<std::string>* imports,
+                  std::vector<ElfSymbol>& functions) {
   Elf_Data* data = elf_getdata(scn, nullptr);
   if (!data || shdr.sh_entsize == 0) return;
   std::size_t count = shdr.sh_size / shdr.sh_entsize;
-  for (std::size_t i = 0; i < count; ++i) {
-    GElf_Sym sym;
-    if (!gelf_getsym(data, static_cast<int>(i), &sym)) continue;
-    if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
-    const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-    if (!name || !*name) continue;
-    ElfSymbol s{name, sym.st_value, sym.st_size, static_cast<unsigned char>(GELF_ST_TYPE(sym.st_info)), dynamic};
-    if ((s.type == STT_FUNC || s.type == STT_GNU_IFUNC) && s.size > 0) functions.push_back(s);
-    out.try_emplace(s.name, std::move(s));  // first wins: .dynsym is read first
+  // Default versions first, so they win over hidden ones of the same name.
+  for (bool hidden : {false, true}) {
+    for (std::size_t i = 0; i < count; ++i) {
+      if (hidden_version(versym, i) != hidden) continue;
+      GElf_Sym sym;
+      if (!gelf_getsym(data, static_cast<int>(i), &sym)) continue;
+      const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+      if (!name || !*name) continue;
+      if (sym.st_shndx == SHN_UNDEF && imports) imports->insert(name);
+      if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
+      ElfSymbol s{name, sym.st_value, sym.st_size, static_cast<unsigned char>(GELF_ST_TYPE(sym.st_info)), dynamic};
+      if ((s.type == STT_FUNC || s.type == STT_GNU_IFUNC) && s.size > 0) functions.push_back(s);
+      out.try_emplace(s.name, std::move(s));  // first wins: .dynsym is read first
+    }
   }
+}
+
+Elf_Data* find_versym(Elf* elf) {
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_GNU_versym) return elf_getdata(scn, nullptr);
+  }
+  return nullptr;
 }
 
 std::string read_build_id(Elf* elf, Elf_Scn* scn) {
@@ -54,6 +81,40 @@ std::string read_build_id(Elf* elf, Elf_Scn* scn) {
   }
   (void)elf;
   return {};
+}
+
+// SystemTap SDT notes: owner "stapsdt", type 3, descriptor = pc, base,
+// semaphore (64-bit addresses), then provider, name and argument strings.
+constexpr unsigned kNtStapsdt = 3;
+
+void read_usdt_probes(Elf_Scn* scn, std::vector<UsdtProbe>& out) {
+  Elf_Data* data = elf_getdata(scn, nullptr);
+  if (!data) return;
+  std::size_t offset = 0, name_off = 0, desc_off = 0;
+  GElf_Nhdr nhdr;
+  const char* buf = static_cast<const char*>(data->d_buf);
+  while ((offset = gelf_getnote(data, offset, &nhdr, &name_off, &desc_off)) > 0) {
+    if (nhdr.n_type != kNtStapsdt || nhdr.n_namesz != 8 || std::memcmp(buf + name_off, "stapsdt", 8) != 0) continue;
+    if (nhdr.n_descsz < 3 * 8 + 3) continue;
+    const char* desc = buf + desc_off;
+    const char* end = desc + nhdr.n_descsz;
+    UsdtProbe probe;
+    std::memcpy(&probe.pc, desc, 8);
+    std::memcpy(&probe.semaphore, desc + 16, 8);
+    const char* s = desc + 24;
+    std::string* fields[] = {&probe.provider, &probe.name, &probe.args};
+    bool complete = true;
+    for (std::string* field : fields) {
+      const char* nul = static_cast<const char*>(std::memchr(s, '\0', static_cast<std::size_t>(end - s)));
+      if (!nul) {
+        complete = false;
+        break;
+      }
+      field->assign(s, nul);
+      s = nul + 1;
+    }
+    if (complete) out.push_back(std::move(probe));
+  }
 }
 
 }  // namespace
@@ -80,20 +141,27 @@ ElfFile ElfFile::open(const std::string& path) {
     file.segments_.push_back({phdr.p_vaddr, phdr.p_offset, phdr.p_filesz, phdr.p_memsz, (phdr.p_flags & PF_X) != 0});
   }
 
+  std::size_t shstrndx = 0;
+  bool shstrndx_ok = elf_getshdrstrndx(elf.get(), &shstrndx) == 0;
   // Two passes so .dynsym names win over same-named .symtab entries.
+  Elf_Data* versym = find_versym(elf.get());
   for (int pass = 0; pass < 2; ++pass) {
     Elf_Scn* scn = nullptr;
     while ((scn = elf_nextscn(elf.get(), scn)) != nullptr) {
       GElf_Shdr shdr;
       if (!gelf_getshdr(scn, &shdr)) continue;
       if (pass == 0 && shdr.sh_type == SHT_DYNSYM)
-        read_symbols(elf.get(), scn, shdr, true, file.symbols_, file.functions_);
+        read_symbols(elf.get(), scn, shdr, true, versym, file.symbols_, &file.imports_, file.functions_);
       if (pass == 1 && shdr.sh_type == SHT_SYMTAB) {
         file.has_symtab_ = true;
-        read_symbols(elf.get(), scn, shdr, false, file.symbols_, file.functions_);
+        read_symbols(elf.get(), scn, shdr, false, nullptr, file.symbols_, nullptr, file.functions_);
       }
       if (pass == 0 && shdr.sh_type == SHT_NOTE && file.build_id_.empty())
         file.build_id_ = read_build_id(elf.get(), scn);
+      if (pass == 0 && shdr.sh_type == SHT_NOTE && shstrndx_ok) {
+        const char* name = elf_strptr(elf.get(), shstrndx, shdr.sh_name);
+        if (name && std::strcmp(name, ".note.stapsdt") == 0) read_usdt_probes(scn, file.usdt_probes_);
+      }
     }
   }
   // One name per address: aliases (poll, __poll, __libc_poll) share one. The
@@ -109,6 +177,8 @@ ElfFile ElfFile::open(const std::string& path) {
   return file;
 }
 
+bool ElfFile::imports(std::string_view name) const { return imports_.contains(std::string(name)); }
+
 std::optional<ElfSymbol> ElfFile::symbol(std::string_view name) const {
   auto it = symbols_.find(std::string(name));
   if (it == symbols_.end()) return std::nullopt;
@@ -120,6 +190,51 @@ std::vector<ElfSymbol> ElfFile::symbol_and_clones(std::string_view name) const {
   for (const auto& [sym_name, sym] : symbols_) {
     if (sym_name.size() < name.size() || sym_name.compare(0, name.size(), name) != 0) continue;
     if (sym_name.size() == name.size() || sym_name[name.size()] == '.') out.push_back(sym);
+  }
+  return out;
+}
+
+std::vector<ElfSymbol> ElfFile::function_entries(std::string_view name) const {
+  std::vector<ElfSymbol> out;
+  for (auto& sym : symbol_and_clones(name)) {
+    if (sym.type != STT_FUNC || sym.name.find(".cold") != std::string::npos) continue;
+    out.push_back(std::move(sym));
+  }
+  std::sort(out.begin(), out.end(), [](const ElfSymbol& a, const ElfSymbol& b) { return a.value < b.value; });
+  return out;
+}
+
+std::optional<UsdtProbe> ElfFile::usdt_probe(std::string_view provider, std::string_view name) const {
+  for (const auto& probe : usdt_probes_) {
+    if (probe.provider == provider && probe.name == name) return probe;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> ElfFile::strings_starting_with(const std::string& section, std::string_view prefix) const {
+  std::vector<std::string> out;
+  Fd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return out;
+  ElfHandle elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
+  std::size_t shstrndx = 0;
+  if (!elf || elf_getshdrstrndx(elf.get(), &shstrndx) != 0) return out;
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf.get(), scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS) continue;
+    const char* name = elf_strptr(elf.get(), shstrndx, shdr.sh_name);
+    if (!name || section != name) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data || !data->d_buf) continue;
+    std::string_view bytes(static_cast<const char*>(data->d_buf), data->d_size);
+    for (std::size_t pos = bytes.find(prefix); pos != std::string_view::npos; pos = bytes.find(prefix, pos + 1)) {
+      // Linkers merge string tails ("Python-3.8.18" also serves "3.8.18"), so a
+      // match may start mid-string; it must not continue a number, though.
+      if (pos > 0 && (std::isdigit(static_cast<unsigned char>(bytes[pos - 1])) || bytes[pos - 1] == '.')) continue;
+      std::size_t end = bytes.find('\0', pos);
+      if (end == std::string_view::npos) break;
+      out.emplace_back(bytes.substr(pos, end - pos));
+    }
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace pyebpf::python {
@@ -17,6 +18,16 @@ struct ElfSymbol {
   std::uint64_t size = 0;
   unsigned char type = 0;   // STT_*
   bool dynamic = false;     // from .dynsym (exported), else .symtab
+};
+
+// A SystemTap SDT probe (USDT) from the .note.stapsdt notes, e.g. CPython's
+// python:gc__start when built --with-dtrace (Debian and Ubuntu builds are).
+struct UsdtProbe {
+  std::string provider;
+  std::string name;
+  std::uint64_t pc = 0;         // virtual address of the probe's nop
+  std::uint64_t semaphore = 0;  // virtual address of its semaphore, 0 if none
+  std::string args;             // argument spec, e.g. "-4@112(%rsp)"
 };
 
 struct LoadSegment {
@@ -46,6 +57,15 @@ class ElfFile {
   // Defined symbols named `name` or compiler clones of it: "name.constprop.0",
   // "name.isra.0", "name.cold", "name.part.0", "name.lto_priv.0"...
   std::vector<ElfSymbol> symbol_and_clones(std::string_view name) const;
+  // Symbols of `name` and its clones where a uprobe/uretprobe pair may attach:
+  // functions only, without the outlined ".cold" parts, which are jumped
+  // into, not called (a uretprobe there would rewrite a random stack slot).
+  std::vector<ElfSymbol> function_entries(std::string_view name) const;
+  const std::vector<UsdtProbe>& usdt_probes() const { return usdt_probes_; }
+  // The USDT probe provider:name, if the file has it (the first, when repeated).
+  std::optional<UsdtProbe> usdt_probe(std::string_view provider, std::string_view name) const;
+  // Whether the file calls `name` from another object (an undefined .dynsym entry).
+  bool imports(std::string_view name) const;
   // File offset holding virtual address `vaddr` (for uprobes), if it is in a PT_LOAD segment.
   std::optional<std::uint64_t> file_offset(std::uint64_t vaddr) const;
   // Virtual address loaded from file offset `offset`, if a PT_LOAD segment maps it.
@@ -55,6 +75,10 @@ class ElfFile {
   // nearest exported symbol below an address is usually not its function.
   const ElfSymbol* function_at(std::uint64_t vaddr) const;
   std::size_t symbol_count() const { return symbols_.size(); }
+  // NUL-terminated strings in section `section` (e.g. ".rodata") that start
+  // with `prefix`, where the match does not continue a number (it may be the
+  // merged tail of a longer string).
+  std::vector<std::string> strings_starting_with(const std::string& section, std::string_view prefix) const;
 
  private:
   std::string path_;
@@ -62,7 +86,9 @@ class ElfFile {
   bool has_symtab_ = false;
   std::string build_id_;
   std::vector<LoadSegment> segments_;
+  std::vector<UsdtProbe> usdt_probes_;
   std::unordered_map<std::string, ElfSymbol> symbols_;
+  std::unordered_set<std::string> imports_;
   std::vector<ElfSymbol> functions_;  // sized STT_FUNC/STT_GNU_IFUNC, sorted by value, one per address
 };
 

@@ -77,6 +77,16 @@ OffsetsTable OffsetsTable::parse(std::string_view text) {
       for (const auto& [name, b] : row_json.at("bits").items())
         row.bits[name] = BitField{b.at("bit").get<unsigned>(), b.at("width").get<unsigned>()};
       for (const auto& [name, c] : row_json.at("constants").items()) row.constants[name] = c.get<std::int64_t>();
+      if (row_json.contains("debug_offsets")) {
+        const auto& d = row_json.at("debug_offsets");
+        DebugOffsetsLayout debug;
+        debug.size = d.at("size").get<std::uint32_t>();
+        debug.cookie_at = d.at("cookie_at").get<std::uint32_t>();
+        debug.version_at = d.at("version_at").get<std::uint32_t>();
+        for (const auto& [name, f] : d.at("fields").items()) debug.fields[name] = f.at("at").get<std::uint32_t>();
+        for (const auto& [name, f] : d.at("sizes").items()) debug.sizes[name] = f.at("at").get<std::uint32_t>();
+        row.debug_offsets = std::move(debug);
+      }
       table.rows_.push_back(std::move(row));
     }
   } catch (const nlohmann::json::exception& e) {

@@ -15,6 +15,16 @@ struct BitField {
   unsigned width = 0;
 };
 
+// Where a 3.13+ interpreter's own _Py_DebugOffsets (at the start of
+// _PyRuntime) stores the value of each logical field / type size.
+struct DebugOffsetsLayout {
+  std::uint32_t size = 0;        // sizeof(_Py_DebugOffsets)
+  std::uint32_t cookie_at = 0;   // "xdebugpy"
+  std::uint32_t version_at = 0;  // PY_VERSION_HEX
+  std::map<std::string, std::uint32_t, std::less<>> fields;  // logical field -> position
+  std::map<std::string, std::uint32_t, std::less<>> sizes;   // type -> position
+};
+
 // One row of offsets/cpython.json: the layout of one CPython minor version,
 // derived from the DWARF of a real build by tools/gen-offsets.
 struct OffsetsRow {
@@ -25,6 +35,7 @@ struct OffsetsRow {
   std::map<std::string, std::uint64_t, std::less<>> sizes;
   std::map<std::string, BitField, std::less<>> bits;
   std::map<std::string, std::int64_t, std::less<>> constants;
+  std::optional<DebugOffsetsLayout> debug_offsets;  // 3.13+
 
   std::optional<std::uint32_t> field(std::string_view name) const;
   // The field, or pyebpf::Error naming the version and the missing field.

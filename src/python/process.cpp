@@ -5,6 +5,7 @@
 
 #include "pyebpf/error.hpp"
 #include "python/bpf_layout.hpp"
+#include "python/debug_offsets.hpp"
 #include "python/line_table.hpp"
 
 namespace pyebpf::python {
@@ -44,20 +45,26 @@ TypeAddresses type_addresses(pid_t pid, const Interpreter& interp) {
 
 }  // namespace
 
-PythonProcess::PythonProcess(pid_t pid, Interpreter interp, const OffsetsRow& row, TypeAddresses types)
+PythonProcess::PythonProcess(pid_t pid, Interpreter interp, OffsetsRow row, std::string offsets_source,
+                             TypeAddresses types)
     : memory_(pid),
       interp_(std::move(interp)),
-      offsets_(row),
+      offsets_(std::move(row)),
+      offsets_source_(std::move(offsets_source)),
       objects_(memory_, offsets_, interp_.version, types),
-      config_{make_bpf_layout(row, interp_.version), PYEBPF_NO_TSS_SLOT, 0, interp_.runtime_addr, types.code},
+      config_{make_bpf_layout(offsets_, interp_.version), PYEBPF_NO_TSS_SLOT, 0, interp_.runtime_addr, types.code},
       symbolizer_(objects_, config_.layout, line_table_format(interp_.version.major, interp_.version.minor)),
       thread_names_(objects_, interp_.runtime_addr + config_.layout.runtime_interp_head) {}
 
 std::unique_ptr<PythonProcess> PythonProcess::attach(pid_t pid, const OffsetsTable& table) {
   Interpreter interp = discover_interpreter(pid);
-  const OffsetsRow& row = row_for(pid, interp, table);
+  OffsetsRow row = row_for(pid, interp, table);
+  std::string source = "offsets table row " + row.minor + " (derived from " + row.derived_from + ")";
+  if (auto applied = apply_debug_offsets(row, ProcessMemory(pid), interp.runtime_addr, interp.version))
+    source = *applied;
   TypeAddresses types = type_addresses(pid, interp);
-  std::unique_ptr<PythonProcess> proc(new PythonProcess(pid, std::move(interp), row, types));
+  std::unique_ptr<PythonProcess> proc(
+      new PythonProcess(pid, std::move(interp), std::move(row), std::move(source), types));
   proc->validate_layout();
   if (auto slot = find_thread_state_slot(proc->memory_, proc->thread_states())) proc->config_.tss_slot = *slot;
   return proc;
@@ -118,8 +125,8 @@ std::string PythonProcess::describe() const {
                            ? "thread list walk"
                            : "TSD slot at thread pointer + " + hex(static_cast<std::uint64_t>(config_.tss_slot));
   return "CPython " + interp_.version.str() + " (" + interp_.version_source + ") in " + interp_.mapped_path +
-         ", offsets row " + offsets_.minor + ", _PyRuntime at " + hex(interp_.runtime_addr) +
-         ", thread-state lookup: " + lookup;
+         ", _PyRuntime at " + hex(interp_.runtime_addr) + ", thread-state lookup: " + lookup +
+         ", offsets: " + offsets_source_;
 }
 
 }  // namespace pyebpf::python

@@ -41,12 +41,13 @@ class PythonProcess {
   std::vector<ThreadStateRef> thread_states(std::size_t max = 4096) const;
 
  private:
-  PythonProcess(pid_t pid, Interpreter interp, const OffsetsRow& row, TypeAddresses types);
+  PythonProcess(pid_t pid, Interpreter interp, OffsetsRow row, std::string offsets_source, TypeAddresses types);
   void validate_layout() const;
 
   ProcessMemory memory_;
   Interpreter interp_;
-  const OffsetsRow& offsets_;
+  OffsetsRow offsets_;        // the table row, with the target's own debug offsets applied (3.13+)
+  std::string offsets_source_;
   ObjectReader objects_;
   pyebpf_py_proc config_{};
   Symbolizer symbolizer_;

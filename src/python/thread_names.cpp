@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "python/thread_names.hpp"
 
+#include <algorithm>
+
 #include "util/clock.hpp"
 
 namespace pyebpf::python {
@@ -26,10 +28,16 @@ std::optional<std::uint64_t> ThreadNames::active_dict() {
   return active_;
 }
 
+std::optional<std::int64_t> ThreadNames::active_used() const {
+  if (!active_) return std::nullopt;
+  return objects_.memory().read_value<std::int64_t>(*active_ + objects_.offsets().require("dict.used"));
+}
+
 void ThreadNames::refresh() {
   last_refresh_ns_ = monotonic_ns();
   auto active = active_dict();
   if (!active) return;
+  used_at_refresh_ = active_used().value_or(-1);
   std::unordered_map<std::uint64_t, std::string> fresh;
   objects_.for_each_dict_item(*active, [&](std::uint64_t key, std::uint64_t thread) {
     auto ident = objects_.read_int(key);
@@ -45,16 +53,25 @@ std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident) {
   std::uint64_t now = monotonic_ns();
   auto it = names_.find(thread_ident);
   bool want = now - last_refresh_ns_ > kMaxAgeNs;
+  auto miss = unnamed_.end();
   if (it == names_.end()) {
-    auto miss = unnamed_.find(thread_ident);
-    want = want || miss == unnamed_.end() || now - miss->second > kRetryNs;
+    miss = unnamed_.find(thread_ident);
+    want = want || miss == unnamed_.end() || now >= miss->second.at_ns;
+    // Registered since? A thread is often looked up just before threading
+    // adds it (e.g. while it waits for the GIL to start running): retry at
+    // once when _active changed size, whatever the backoff says.
+    want = want || active_used().value_or(used_at_refresh_) != used_at_refresh_;
   }
   if (want && now - last_refresh_ns_ > kMinRefreshNs) {
     refresh();
     it = names_.find(thread_ident);
-    if (it == names_.end()) {
+    if (it != names_.end()) {
+      unnamed_.erase(thread_ident);
+    } else {
+      std::uint64_t backoff =
+          miss == unnamed_.end() ? kFirstRetryNs : std::min(miss->second.backoff_ns * 2, kMaxRetryNs);
       if (unnamed_.size() > 4096) unnamed_.clear();
-      unnamed_[thread_ident] = now;
+      unnamed_[thread_ident] = Retry{now + backoff, backoff};
     }
   }
   if (it == names_.end()) return std::nullopt;

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <map>
 
-#include "bpf/feature_probes.hpp"
+#include "bpf/features.hpp"
 #include "offcpu.skel.h"
 #include "pyebpf/error.hpp"
 #include "python/stack_format.hpp"
@@ -133,13 +133,13 @@ void OffCpuTracker::start(TrackerContext& ctx) {
   hooks.tp_btf = o.offcpu_hook == "tp_btf";
   if (o.offcpu_hook == "auto") {
     hooks.tp_btf = std::all_of(std::begin(kTracepoints), std::end(kTracepoints),
-                               [](const char* tp) { return bpf::probe_tp_btf(tp); });
+                               [](const char* tp) { return bpf::kernel_loads_tp_btf(tp); });
     if (!hooks.tp_btf)
       spdlog::info("offcpu: this kernel cannot load tp_btf programs for the scheduler tracepoints; using raw_tp");
   }
   // sched_exit_tp (Linux >= 6.16) lets stacks be taken only for sleeps that
   // are reported; its BTF type tells whether the kernel has it.
-  bool has_exit_tp = bpf::kernel_has_tracepoint("sched_exit_tp");
+  bool has_exit_tp = bpf::kernel_has_btf_tracepoint("sched_exit_tp");
   hooks.at_resume = o.offcpu_capture == "resume" || (o.offcpu_capture == "auto" && has_exit_tp);
   if (o.offcpu_capture == "auto" && !has_exit_tp)
     spdlog::info("offcpu: no sched_exit_tp tracepoint in this kernel (Linux < 6.16): stacks are taken at every "

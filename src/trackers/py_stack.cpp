@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include "bpf/features.hpp"
 #include "py_stack.h"
 #include "py_stack.skel.h"
 #include "pyebpf/error.hpp"
@@ -23,6 +24,7 @@ void PyStackTracker::start(TrackerContext& ctx) {
   ctx_ = &ctx;
   skel_.reset(py_stack_bpf__open());
   if (!skel_) throw Error(errno_text("py_stack: open BPF object", errno));
+  skel_->rodata->targ_use_bpf_loop = bpf::kernel_has_bpf_loop();
   ctx.shared_maps.reuse_in(skel_->obj);
   if (int err = py_stack_bpf__load(skel_.get()))
     throw Error(errno_text("py_stack: load BPF object", -err), "run with -vv to see the verifier log");

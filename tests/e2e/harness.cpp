@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <regex>
 
@@ -81,13 +82,19 @@ std::string build_test_name(const PythonBuild& build) {
 std::string workload_path(const std::string& name) { return std::string(PYEBPF_WORKLOADS_DIR) + "/" + name; }
 std::string pyebpf_binary() { return PYEBPF_BINARY; }
 
-Child::Child(const std::vector<std::string>& argv, bool capture_stderr) {
+Child::Child(const std::vector<std::string>& argv, bool capture_stderr, const std::string& stdout_file) {
   int in[2], out[2], err[2];
   if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) throw std::runtime_error("pipe");
   pid_ = fork();
   if (pid_ == 0) {
     dup2(in[0], 0);
-    dup2(out[1], 1);
+    if (stdout_file.empty()) {
+      dup2(out[1], 1);
+    } else {
+      int fd = ::open(stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (fd < 0) _exit(126);
+      dup2(fd, 1);
+    }
     if (capture_stderr) dup2(err[1], 2);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -209,15 +216,36 @@ const std::string& Child::stderr_text() {
   return err_buf_;
 }
 
-Workload::Workload(const PythonBuild& python, const std::string& script, const std::vector<std::string>& args)
+namespace {
+
+// The first descendant of `pid` (itself included) running `exe`.
+pid_t find_process_running(pid_t pid, const std::string& exe) {
+  std::error_code ec;
+  if (fs::equivalent(fs::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec), fs::canonical(exe, ec), ec))
+    return pid;
+  std::ifstream children("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  pid_t child;
+  while (children >> child) {
+    if (pid_t found = find_process_running(child, exe); found > 0) return found;
+  }
+  return -1;
+}
+
+}  // namespace
+
+Workload::Workload(const PythonBuild& python, const std::string& script, const std::vector<std::string>& args,
+                   const std::vector<std::string>& launcher)
     : child_([&] {
-        std::vector<std::string> argv{python.path, "-u", workload_path(script)};
+        std::vector<std::string> argv = launcher;
+        argv.insert(argv.end(), {python.path, "-u", workload_path(script)});
         argv.insert(argv.end(), args.begin(), args.end());
         return argv;
       }()) {
   auto line = child_.wait_for_line("READY ", std::chrono::seconds(30));
   if (!line) throw std::runtime_error("workload " + script + " never became ready: " + child_.stderr_text());
   ready_ = Json::parse(*line);
+  pid_ = launcher.empty() ? child_.pid() : find_process_running(child_.pid(), python.path);
+  if (pid_ <= 0) throw std::runtime_error("cannot find the Python process of workload " + script);
 }
 
 Json Workload::result(std::chrono::milliseconds timeout) {
@@ -226,12 +254,30 @@ Json Workload::result(std::chrono::milliseconds timeout) {
   return Json::parse(*line);
 }
 
-Pyebpf::Pyebpf(const std::vector<std::string>& args)
-    : child_([&] {
-        std::vector<std::string> argv{pyebpf_binary()};
-        argv.insert(argv.end(), args.begin(), args.end());
-        return argv;
-      }()) {}
+namespace {
+
+std::string temp_path(const char* stem) {
+  static int counter = 0;
+  return (fs::temp_directory_path() / (std::string(stem) + std::to_string(getpid()) + "-" +
+                                       std::to_string(++counter) + ".jsonl"))
+      .string();
+}
+
+}  // namespace
+
+Pyebpf::Pyebpf(const std::vector<std::string>& args, bool stdout_pipe)
+    : stdout_file_(stdout_pipe ? std::string() : temp_path("pyebpf-e2e-")),
+      child_(
+          [&] {
+            std::vector<std::string> argv{pyebpf_binary()};
+            argv.insert(argv.end(), args.begin(), args.end());
+            return argv;
+          }(),
+          true, stdout_file_) {}
+
+Pyebpf::~Pyebpf() {
+  if (!stdout_file_.empty()) ::unlink(stdout_file_.c_str());
+}
 
 void Pyebpf::wait_ready(std::chrono::milliseconds timeout) {
   if (!child_.wait_for_stderr("pyebpf: info: tracing", timeout))
@@ -246,7 +292,14 @@ void Pyebpf::collect(std::chrono::milliseconds timeout) {
     ADD_FAILURE() << "pyebpf did not exit in time";
   }
   status_ = st;
-  for (const auto& line : child_.drain_stdout_lines(std::chrono::milliseconds(100))) {
+  std::vector<std::string> lines;
+  if (stdout_file_.empty()) {
+    lines = child_.drain_stdout_lines(std::chrono::milliseconds(100));
+  } else {
+    std::ifstream in(stdout_file_);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  for (const auto& line : lines) {
     auto j = Json::parse(line, nullptr, false);
     if (j.is_discarded()) {
       ADD_FAILURE() << "pyebpf printed a line that is not JSON: " << line;
@@ -267,6 +320,14 @@ std::vector<Json> Pyebpf::events(const std::string& metric) const {
   std::vector<Json> out;
   for (const auto& e : events_) {
     if (e.value("metric", "") == metric) out.push_back(e);
+  }
+  return out;
+}
+
+std::vector<Json> of_tid(const std::vector<Json>& events, long tid) {
+  std::vector<Json> out;
+  for (const auto& e : events) {
+    if (e.at("tid").get<long>() == tid) out.push_back(e);
   }
   return out;
 }

@@ -37,7 +37,9 @@ std::string pyebpf_binary();
 // A child process with its stdin/stdout/stderr on pipes.
 class Child {
  public:
-  Child(const std::vector<std::string>& argv, bool capture_stderr = true);
+  // With `stdout_file`, the child's stdout goes to that file instead of a
+  // pipe, so a child writing a lot never blocks on a reader that is busy.
+  Child(const std::vector<std::string>& argv, bool capture_stderr = true, const std::string& stdout_file = {});
   Child(Child&&) = delete;
   ~Child();  // kills the child if still running
 
@@ -70,8 +72,12 @@ class Child {
 // "GO" running its scenario and printing "RESULT {json}".
 class Workload {
  public:
-  Workload(const PythonBuild& python, const std::string& script, const std::vector<std::string>& args = {});
-  pid_t pid() const { return child_.pid(); }
+  // `launcher` prefixes the command, e.g. {"unshare", "--pid", "--fork"} to run
+  // the workload in its own pid namespace like a container.
+  Workload(const PythonBuild& python, const std::string& script, const std::vector<std::string>& args = {},
+           const std::vector<std::string>& launcher = {});
+  // Host pid of the Python process (not of the launcher).
+  pid_t pid() const { return pid_; }
   const Json& ready() const { return ready_; }
   void go() { child_.write_line("GO"); }
   Json result(std::chrono::milliseconds timeout = std::chrono::seconds(60));
@@ -80,12 +86,15 @@ class Workload {
  private:
   Child child_;
   Json ready_;
+  pid_t pid_ = -1;
 };
 
-// pyebpf attached to some PIDs; start() returns once it says it is tracing.
+// pyebpf attached to some PIDs. Its stdout goes to a file (read at the end),
+// unless `stdout_pipe` asks for a pipe to read live through child().
 class Pyebpf {
  public:
-  explicit Pyebpf(const std::vector<std::string>& args);
+  explicit Pyebpf(const std::vector<std::string>& args, bool stdout_pipe = false);
+  ~Pyebpf();
   // Blocks until pyebpf reports it is tracing (or fails the test).
   void wait_ready(std::chrono::milliseconds timeout = std::chrono::seconds(30));
   // Sends SIGINT, waits for exit, parses every stdout line as JSON.
@@ -101,10 +110,14 @@ class Pyebpf {
 
  private:
   void collect(std::chrono::milliseconds timeout);
+  std::string stdout_file_;
   Child child_;
   std::vector<Json> events_;
   std::optional<int> status_;
 };
+
+// The events of one thread (host tid).
+std::vector<Json> of_tid(const std::vector<Json>& events, long tid);
 
 // Runs pyebpf to completion (for error cases): exit status and stderr.
 struct RunResult {

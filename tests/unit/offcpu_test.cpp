@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // offcpu pure logic: kallsyms parsing, task state letters, native stack order
-// and symbolisation against real ELF files, and the BPF<->C++ struct contract
-// checked against the BTF of the embedded BPF object. No root needed.
-#include <bpf/btf.h>
-#include <bpf/libbpf.h>
+// and symbolisation against real ELF files (struct layouts: bpf_structs_test).
+// No root needed.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -17,7 +15,6 @@
 #include "native/kallsyms.hpp"
 #include "native/symbolizer.hpp"
 #include "offcpu.h"
-#include "offcpu.skel.h"
 #include "python/elf_file.hpp"
 #include "python/maps.hpp"
 #include "trackers/offcpu.hpp"
@@ -197,78 +194,6 @@ TEST(NativeSymbolizer, MarksWhatItCannotResolve) {
   std::string name = sym.name(addr, false);
   EXPECT_EQ(name.rfind("[unknown] [" + self_exe_name() + "+0x", 0), 0u) << name;
   EXPECT_GT(sym.unresolved(), 0u);
-}
-
-// The BPF<->C++ contract: the structs offcpu.h declares have, in the BTF the
-// embedded BPF object was compiled with, the size and member offsets the C++
-// compiler gives them.
-struct ObjectCloser {
-  void operator()(bpf_object* obj) const { bpf_object__close(obj); }
-};
-
-class OffCpuBtf : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::size_t size = 0;
-    const void* bytes = offcpu_bpf__elf_bytes(&size);
-    obj_.reset(bpf_object__open_mem(bytes, size, nullptr));
-    ASSERT_NE(obj_, nullptr);
-    btf_ = bpf_object__btf(obj_.get());
-    ASSERT_NE(btf_, nullptr);
-  }
-  void expect_layout(const char* name, std::size_t size,
-                     const std::vector<std::pair<const char*, std::size_t>>& members) {
-    int id = btf__find_by_name_kind(btf_, name, BTF_KIND_STRUCT);
-    ASSERT_GT(id, 0) << name << " not in the BPF object's BTF";
-    const btf_type* t = btf__type_by_id(btf_, static_cast<__u32>(id));
-    EXPECT_EQ(t->size, size) << name;
-    for (const auto& [member, offset] : members) {
-      bool found = false;
-      for (int i = 0; i < btf_vlen(t); ++i) {
-        const btf_member* m = btf_members(t) + i;
-        if (std::string(btf__name_by_offset(btf_, m->name_off)) != member) continue;
-        found = true;
-        EXPECT_EQ(btf_member_bit_offset(t, static_cast<__u32>(i)) / 8, offset) << name << "." << member;
-      }
-      EXPECT_TRUE(found) << name << "." << member;
-    }
-  }
-  std::unique_ptr<bpf_object, ObjectCloser> obj_;
-  const btf* btf_ = nullptr;
-};
-
-#define MEMBER(type, member) {#member, offsetof(type, member)}
-
-TEST_F(OffCpuBtf, EventLayoutMatches) {
-  expect_layout("pyebpf_offcpu_event", sizeof(pyebpf_offcpu_event),
-                {MEMBER(pyebpf_offcpu_event, hdr), MEMBER(pyebpf_offcpu_event, off_ns),
-                 MEMBER(pyebpf_offcpu_event, runq_ns), MEMBER(pyebpf_offcpu_event, prev_state),
-                 MEMBER(pyebpf_offcpu_event, kstack), MEMBER(pyebpf_offcpu_event, ustack),
-                 MEMBER(pyebpf_offcpu_event, py)});
-  expect_layout("pyebpf_offcpu_native_stack", sizeof(pyebpf_offcpu_native_stack),
-                {MEMBER(pyebpf_offcpu_native_stack, depth), MEMBER(pyebpf_offcpu_native_stack, ips)});
-  expect_layout("pyebpf_event_header", sizeof(pyebpf_event_header),
-                {MEMBER(pyebpf_event_header, ts_ns), MEMBER(pyebpf_event_header, thread_id),
-                 MEMBER(pyebpf_event_header, pid), MEMBER(pyebpf_event_header, tid),
-                 MEMBER(pyebpf_event_header, cpu), MEMBER(pyebpf_event_header, comm)});
-}
-
-TEST_F(OffCpuBtf, AggregationLayoutMatches) {
-  expect_layout("pyebpf_offcpu_agg_key", sizeof(pyebpf_offcpu_agg_key),
-                {MEMBER(pyebpf_offcpu_agg_key, gen), MEMBER(pyebpf_offcpu_agg_key, pid),
-                 MEMBER(pyebpf_offcpu_agg_key, tid), MEMBER(pyebpf_offcpu_agg_key, prev_state),
-                 MEMBER(pyebpf_offcpu_agg_key, kstack), MEMBER(pyebpf_offcpu_agg_key, ustack),
-                 MEMBER(pyebpf_offcpu_agg_key, pystack)});
-  expect_layout("pyebpf_offcpu_agg_value", sizeof(pyebpf_offcpu_agg_value),
-                {MEMBER(pyebpf_offcpu_agg_value, hdr), MEMBER(pyebpf_offcpu_agg_value, off_ns),
-                 MEMBER(pyebpf_offcpu_agg_value, runq_ns), MEMBER(pyebpf_offcpu_agg_value, count),
-                 MEMBER(pyebpf_offcpu_agg_value, max_off_ns)});
-  expect_layout("pyebpf_offcpu_stack_key", sizeof(pyebpf_offcpu_stack_key),
-                {MEMBER(pyebpf_offcpu_stack_key, gen), MEMBER(pyebpf_offcpu_stack_key, hash)});
-  expect_layout("pyebpf_offcpu_thread", sizeof(pyebpf_offcpu_thread),
-                {MEMBER(pyebpf_offcpu_thread, off_ts), MEMBER(pyebpf_offcpu_thread, runq_ts),
-                 MEMBER(pyebpf_offcpu_thread, off_ns), MEMBER(pyebpf_offcpu_thread, runq_ns),
-                 MEMBER(pyebpf_offcpu_thread, phase), MEMBER(pyebpf_offcpu_thread, prev_state)});
 }
 
 }  // namespace

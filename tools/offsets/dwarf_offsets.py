@@ -80,6 +80,14 @@ FIELDS = {
     # ... which by default is the one embedded in the interpreter.
     "interp.gil": [("PyInterpreterState._gil", is_struct("_gil_runtime_state"))],
     "gc.collecting": ["struct _gc_runtime_state.collecting"],
+    # The gc tracker: per-generation totals CPython bumps once per collection
+    # (gc.get_stats()), and generation0 == &generations[0], a self-check.
+    "gc.generations": ["struct _gc_runtime_state.generations"],
+    "gc.generation0": ["struct _gc_runtime_state.generation0"],
+    "gc.generation_stats": ["struct _gc_runtime_state.generation_stats"],
+    "gcstats.collections": ["struct gc_generation_stats.collections"],
+    "gcstats.collected": ["struct gc_generation_stats.collected"],
+    "gcstats.uncollectable": ["struct gc_generation_stats.uncollectable"],
     "tstate.prev": ["PyThreadState.prev"],
     "tstate.next": ["PyThreadState.next"],
     "tstate.interp": ["PyThreadState.interp"],
@@ -134,7 +142,8 @@ SIZES = ["_PyRuntimeState", "PyInterpreterState", "PyThreadState",
          "PyCodeObject", "PyFrameObject", "_PyInterpreterFrame", "_PyCFrame",
          GIL, "PyASCIIObject", "PyCompactUnicodeObject", "PyBytesObject",
          "PyDictKeyEntry", "PyDictUnicodeEntry", "PyObject", "PyVarObject",
-         "PyLongObject", "PyTypeObject", "PyHeapTypeObject"]
+         "PyLongObject", "PyTypeObject", "PyHeapTypeObject",
+         "struct gc_generation_stats"]
 
 # Bitfields inside PyASCIIObject.state; positions are relative to "state".
 BITS = {"unicode.state." + b: "PyASCIIObject.state." + b
@@ -151,6 +160,60 @@ CONSTANTS = {
     "dictkeys.kind_general": "DICT_KEYS_GENERAL",
     "dictkeys.kind_unicode": "DICT_KEYS_UNICODE",
     "dictkeys.kind_split": "DICT_KEYS_SPLIT",
+}
+
+
+# 3.13+ describe themselves: _PyRuntime starts with a _Py_DebugOffsets whose
+# uint64 members hold offsets of the interpreter's own structs.  Logical field
+# (or "size:<type>") -> member of _Py_DebugOffsets holding its value.  The table
+# records where each lives inside _Py_DebugOffsets, so pyebpf can read the
+# values from a live 3.13.x target and prefer them to the table's numbers.
+DEBUG_OFFSETS = {
+    "runtime.interpreters_head": "runtime_state.interpreters_head",
+    "interp.next": "interpreter_state.next",
+    "interp.threads_head": "interpreter_state.threads_head",
+    "interp.gc": "interpreter_state.gc",
+    "interp.modules": "interpreter_state.imports_modules",
+    "interp.ceval_gil": "interpreter_state.ceval_gil",
+    "interp.gil": "interpreter_state.gil_runtime_state",
+    "tstate.prev": "thread_state.prev",
+    "tstate.next": "thread_state.next",
+    "tstate.interp": "thread_state.interp",
+    "tstate.frame": "thread_state.current_frame",
+    "tstate.thread_id": "thread_state.thread_id",
+    "tstate.native_thread_id": "thread_state.native_thread_id",
+    "frame.back": "interpreter_frame.previous",
+    "frame.code": "interpreter_frame.executable",
+    "frame.instr": "interpreter_frame.instr_ptr",
+    "frame.owner": "interpreter_frame.owner",
+    "code.filename": "code_object.filename",
+    "code.name": "code_object.name",
+    "code.qualname": "code_object.qualname",
+    "code.linetable": "code_object.linetable",
+    "code.firstlineno": "code_object.firstlineno",
+    "code.argcount": "code_object.argcount",
+    "code.code_adaptive": "code_object.co_code_adaptive",
+    "object.type": "pyobject.ob_type",
+    "type.name": "type_object.tp_name",
+    "type.flags": "type_object.tp_flags",
+    "tuple.items": "tuple_object.ob_item",
+    "list.items": "list_object.ob_item",
+    "dict.keys": "dict_object.ma_keys",
+    "dict.values": "dict_object.ma_values",
+    "float.value": "float_object.ob_fval",
+    "long.lv_tag": "long_object.lv_tag",
+    "long.digit": "long_object.ob_digit",
+    "varobject.size": "bytes_object.ob_size",
+    "bytes.sval": "bytes_object.ob_sval",
+    "unicode.state": "unicode_object.state",
+    "unicode.length": "unicode_object.length",
+    "gc.collecting": "gc.collecting",
+    "size:_PyRuntimeState": "runtime_state.size",
+    "size:PyInterpreterState": "interpreter_state.size",
+    "size:PyThreadState": "thread_state.size",
+    "size:_PyInterpreterFrame": "interpreter_frame.size",
+    "size:PyCodeObject": "code_object.size",
+    "size:PyASCIIObject": "unicode_object.asciiobject_size",
 }
 
 
@@ -286,6 +349,10 @@ def row_for(pyenv_root, minor, python):
         if value is not None:
             row["constants"][name] = value
 
+    debug = debug_offsets(row)
+    if debug is not None:
+        row["debug_offsets"] = debug
+
     # Py_Version (3.11+) is a const in .rodata; gdb reads it from the file.
     try:
         pv = int(gdb.parse_and_eval("Py_Version"))
@@ -297,6 +364,36 @@ def row_for(pyenv_root, minor, python):
                              " its directory name" % (path, pv))
         row["py_version_hex"] = "0x%08x" % pv
     return row
+
+
+def debug_offsets(row):
+    """Where each value sits in _Py_DebugOffsets, checked against the row: the
+    value the build itself stores in _PyRuntime.debug_offsets must equal what
+    the DWARF says (a mismatch means the mapping above is wrong)."""
+    try:
+        t = lookup_type("struct _Py_DebugOffsets")
+    except Missing:
+        return None
+    out = {"size": t.sizeof, "fields": {}, "sizes": {}}
+    for logical, member in DEBUG_OFFSETS.items():
+        try:
+            at, _ = resolve("struct _Py_DebugOffsets." + member)
+        except Missing:
+            continue
+        stored = int(gdb.parse_and_eval("_PyRuntime.debug_offsets." + member))
+        if logical.startswith("size:"):
+            name = logical[len("size:"):]
+            expected = row["sizes"].get(name)
+            out["sizes"][name] = {"at": at, "member": member}
+        else:
+            expected = row["fields"].get(logical, {}).get("offset")
+            out["fields"][logical] = {"at": at, "member": member}
+        if expected is not None and stored != expected:
+            raise SystemExit("gen-offsets: _PyRuntime.debug_offsets.%s is %d but DWARF"
+                             " says %s is %d" % (member, stored, logical, expected))
+    for name in ("cookie", "version"):
+        out[name + "_at"] = resolve("struct _Py_DebugOffsets." + name)[0]
+    return out
 
 
 def main(env):

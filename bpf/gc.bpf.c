@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * gc: one event per garbage collection of a target interpreter (gc.h says
+ * where the numbers come from). Two hook pairs share the logic below; user
+ * space attaches one pair per target, chosen by what its binary has:
+ *
+ *   gc_usdt_start / gc_usdt_done        python:gc__start / python:gc__done USDT
+ *                                       (builds made --with-dtrace, stripped or not)
+ *   gc_collect_entry / gc_collect_return  uprobe + uretprobe on gc_collect_main
+ *                                       (3.10+) or collect (3.8, 3.9) and their
+ *                                       clones, from .symtab
+ *
+ * At the start: the start time, the stack pointer (to tell the outermost call
+ * from a nested one) and the generation stats go into `starts`, keyed by tid.
+ * At the end: the stats again; a collection that ran bumps exactly one
+ * generation. Collections shorter than targ_min_ns are dropped here, so they
+ * cost no ring-buffer traffic. The Python stack is walked at the end: the
+ * collecting thread's frames are suspended in the call that triggered the
+ * collection for its whole duration (code that runs inside it, finalizers and
+ * callbacks, pushes and pops its own frames), so the stack at the end is the
+ * stack at the start, and collections filtered by the threshold are never
+ * walked.
+ */
+#include "python.bpf.h"
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+#include "gc.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile __u64 targ_min_ns = 0;   /* --gc-min-ms */
+const volatile bool targ_py_stack = true; /* --gc-py-enable */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 * 1024 * 1024);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYEBPF_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct pyebpf_gc_proc);
+} gc_procs SEC(".maps");
+
+/* A collection in progress on one thread. */
+struct gc_start {
+	__u64 ts_ns;
+	__u64 sp;          /* stack pointer at the start */
+	__u64 task_start;  /* task->start_time: a record left by a dead thread whose tid was reused is stale */
+	__u64 tstate;
+	__u64 gcstate;
+	__s32 arg_generation; /* gc__start's argument; -1 for the uprobe */
+	__u32 stats_ok;
+	struct pyebpf_gc_gen_stats stats[PYEBPF_GC_GENERATIONS];
+};
+
+/* One record per thread inside a collector call: with the GIL and the
+ * collecting flag, one or two per target at any time. A record whose end
+ * never comes (a process dying mid-collection) stays until its tid is reused
+ * (task_start tells it apart then); a full map is counted (START_LOST). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYEBPF_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct gc_start);
+} starts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pyebpf_gc_event);
+} event_scratch SEC(".maps");
+
+/* The GC state of the interpreter `tstate` belongs to (3.9+ keep one per
+ * interpreter), else the one user space found for the main interpreter. */
+static __always_inline __u64 gc_state(const struct pyebpf_gc_proc *gp, __u64 tstate)
+{
+	__u64 interp = 0;
+
+	if (gp->interp_gc != PYEBPF_NO_OFFSET && tstate &&
+	    !pyebpf_read_ptr(tstate + gp->tstate_interp, &interp) && interp)
+		return interp + gp->interp_gc;
+	return gp->gcstate;
+}
+
+static __always_inline void gc_begin(struct pt_regs *ctx, __u64 tstate, __s32 arg_generation,
+				     bool may_nest)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct pyebpf_gc_proc *gp;
+	struct pyebpf_py_proc *proc;
+	struct gc_start rec = {}, *prev;
+
+	gp = bpf_map_lookup_elem(&gc_procs, &tgid);
+	if (!gp)
+		return;
+	pyebpf_count(PYEBPF_CNT_HITS);
+	rec.sp = PT_REGS_SP(ctx);
+	rec.task_start = BPF_CORE_READ(task, start_time);
+	if (may_nest) {
+		prev = bpf_map_lookup_elem(&starts, &tid);
+		if (prev && prev->task_start == rec.task_start && prev->sp > rec.sp) {
+			/* Called from inside this thread's ongoing collection (3.13
+			 * returns at once; see README for 3.12): the outer call owns
+			 * the record. */
+			pyebpf_count(PYEBPF_GC_CNT_NESTED);
+			return;
+		}
+	}
+	/* The collector's own PyThreadState argument, once checked, names the
+	 * interpreter collecting. Without it the main interpreter's GC state is
+	 * read (the only one, but with sub-interpreters), and the thread state
+	 * for the stack is looked up at the end, only for reported pauses. */
+	proc = pyebpf_lookup_proc(tgid);
+	if (tstate && !(proc && pyebpf_tstate_is_thread(proc, tstate, pyebpf_thread_pointer(task))))
+		tstate = 0;
+	rec.tstate = tstate;
+	rec.gcstate = gc_state(gp, tstate);
+	rec.arg_generation = arg_generation;
+	rec.stats_ok = !bpf_probe_read_user(rec.stats, sizeof(rec.stats), (const void *)(rec.gcstate + gp->stats));
+	if (!rec.stats_ok)
+		pyebpf_count(PYEBPF_GC_CNT_NO_STATS);
+	rec.ts_ns = bpf_ktime_get_ns(); /* last: the collection starts when this handler returns */
+	if (bpf_map_update_elem(&starts, &tid, &rec, BPF_ANY))
+		pyebpf_count(PYEBPF_GC_CNT_START_LOST);
+}
+
+static __always_inline void gc_end(struct pt_regs *ctx, __u16 hook)
+{
+	__u64 now = bpf_ktime_get_ns(); /* first: the collection ended when this handler was entered */
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct pyebpf_gc_gen_stats after[PYEBPF_GC_GENERATIONS];
+	struct pyebpf_gc_event *ev;
+	struct pyebpf_py_proc *proc;
+	struct pyebpf_gc_proc *gp;
+	struct gc_start *rec;
+	__s64 collections = 0, delta;
+	bool stats;
+	__u64 size;
+
+	gp = bpf_map_lookup_elem(&gc_procs, &tgid);
+	if (!gp)
+		return;
+	rec = bpf_map_lookup_elem(&starts, &tid);
+	if (!rec) {
+		pyebpf_count(PYEBPF_GC_CNT_UNMATCHED);
+		return;
+	}
+	/* A uretprobe fires with the stack pointer above the one at entry; a
+	 * nested call returning is deeper in the stack than the outermost entry. */
+	if (hook == PYEBPF_GC_HOOK_UPROBE && PT_REGS_SP(ctx) <= rec->sp)
+		return;
+	ev = bpf_map_lookup_elem(&event_scratch, &zero);
+	if (!ev)
+		goto done;
+
+	ev->generation = rec->arg_generation;
+	ev->collected = -1;
+	ev->uncollectable = -1;
+	ev->flags = 0;
+	stats = rec->stats_ok &&
+		!bpf_probe_read_user(after, sizeof(after), (const void *)(rec->gcstate + gp->stats));
+	if (rec->stats_ok && !stats)
+		pyebpf_count(PYEBPF_GC_CNT_NO_STATS);
+	if (stats) {
+		ev->collected = 0;
+		ev->uncollectable = 0;
+		for (int g = 0; g < PYEBPF_GC_GENERATIONS; g++) {
+			delta = after[g].collections - rec->stats[g].collections;
+			if (delta <= 0)
+				continue;
+			collections += delta;
+			ev->generation = g; /* the oldest one collected, if several were */
+			ev->collected += after[g].collected - rec->stats[g].collected;
+			ev->uncollectable += after[g].uncollectable - rec->stats[g].uncollectable;
+		}
+		if (collections > 1)
+			ev->flags |= PYEBPF_GC_F_NESTED;
+	}
+	if (stats && !collections && hook == PYEBPF_GC_HOOK_UPROBE) {
+		/* Nothing was collected: a call that returned at once (3.13, when a
+		 * collection is already running), or the stats of another
+		 * interpreter than the collecting one (see README). */
+		pyebpf_count(PYEBPF_GC_CNT_NOOP);
+		goto done;
+	}
+	if (!collections) {
+		/* Counts unknown. gc__start/gc__done only fire around a real
+		 * collection: it is reported with gc__start's generation. */
+		if (stats)
+			pyebpf_count(PYEBPF_GC_CNT_NO_STATS);
+		ev->flags |= PYEBPF_GC_F_NO_STATS;
+	}
+	if (now - rec->ts_ns < targ_min_ns) {
+		pyebpf_count(PYEBPF_CNT_FILTERED);
+		goto done;
+	}
+
+	pyebpf_fill_header(&ev->hdr, task, rec->ts_ns);
+	ev->end_ns = now;
+	ev->hook = hook;
+	ev->stack.depth = 0;
+	ev->stack.truncated = 0;
+	ev->stack.status = PYEBPF_STACK_NOT_WALKED;
+	ev->stack.tstate = rec->tstate;
+	if (targ_py_stack) {
+		proc = pyebpf_lookup_proc(tgid);
+		if (proc) {
+			pyebpf_walk_stack(proc, rec->tstate ?: pyebpf_find_tstate(proc, task, tid), &ev->stack);
+			if (ev->stack.status == PYEBPF_STACK_NO_TSTATE)
+				pyebpf_count(PYEBPF_CNT_NO_TSTATE);
+		}
+	}
+	size = PYEBPF_GC_EVENT_BYTES(ev->stack.depth);
+	if (size > sizeof(*ev))
+		size = sizeof(*ev);
+	if (bpf_ringbuf_output(&events, ev, size, 0))
+		pyebpf_count(PYEBPF_CNT_RINGBUF_FULL);
+	else
+		pyebpf_count(PYEBPF_CNT_EVENTS);
+done:
+	bpf_map_delete_elem(&starts, &tid);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(gc_collect_entry)
+{
+	__u64 tstate = 0;
+
+	if (bpf_get_attach_cookie(ctx) & PYEBPF_GC_COOKIE_ARG0_TSTATE)
+		tstate = PT_REGS_PARM1(ctx);
+	gc_begin(ctx, tstate, -1, true);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(gc_collect_return)
+{
+	gc_end(ctx, PYEBPF_GC_HOOK_UPROBE);
+	return 0;
+}
+
+/* PyDTrace_GC_START(int generation), after the "start" gc.callbacks. */
+SEC("usdt")
+int BPF_USDT(gc_usdt_start, int generation)
+{
+	gc_begin(ctx, 0, generation, false);
+	return 0;
+}
+
+/* PyDTrace_GC_DONE(n + m), after the stats are updated: its argument (the
+ * number gc.collect() returns) is not needed, the stats split it into
+ * collected and uncollectable. */
+SEC("usdt")
+int BPF_USDT(gc_usdt_done)
+{
+	gc_end(ctx, PYEBPF_GC_HOOK_USDT);
+	return 0;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * gc tracker: one event per garbage collection of a target interpreter.
+ *
+ * Whatever the hook (uprobe/uretprobe pair on gc_collect_main or collect, or
+ * the USDT probes python:gc__start/gc__done), the numbers come from the same
+ * place: CPython's per-generation totals (_gc_runtime_state.generation_stats,
+ * what gc.get_stats() returns), read when the collection starts and when it
+ * ends. Exactly one generation's `collections` goes up by one per collection
+ * (3.8 through 3.13), and its `collected`/`uncollectable` go up by what that
+ * collection found: the same numbers gc.callbacks see in `info`. This needs no
+ * knowledge of argument registers, so compiler clones of the collector
+ * (3.8's collect.constprop.N, which drop different parameters) are handled
+ * like the plain function, and a call that collects nothing (3.13's
+ * gc_collect_main returning at once because a collection is already running)
+ * is recognised and dropped.
+ */
+#ifndef PYEBPF_GC_H
+#define PYEBPF_GC_H
+
+#include "python.h"
+
+#define PYEBPF_GC_GENERATIONS 3
+
+/* struct gc_generation_stats, unchanged since CPython 3.4; user space checks
+ * the offsets table agrees before any target is traced. */
+struct pyebpf_gc_gen_stats {
+	__s64 collections;
+	__s64 collected;
+	__s64 uncollectable;
+};
+
+/* Per target process: where its GC state lives. Key of gc_procs: host tgid. */
+struct pyebpf_gc_proc {
+	__u64 gcstate;      /* &_gc_runtime_state of the main interpreter (3.8: of the runtime) */
+	__u16 tstate_interp; /* PyThreadState.interp; PYEBPF_NO_OFFSET where the GC state is per runtime (3.8) */
+	__u16 interp_gc;    /* PyInterpreterState.gc; PYEBPF_NO_OFFSET on 3.8 */
+	__u16 stats;        /* _gc_runtime_state.generation_stats */
+	__u16 pad;
+};
+
+/* Which hook produced an event. */
+enum pyebpf_gc_hook {
+	PYEBPF_GC_HOOK_UPROBE = 1, /* uprobe + uretprobe on the collector function */
+	PYEBPF_GC_HOOK_USDT = 2,   /* python:gc__start + python:gc__done */
+};
+
+/*
+ * BPF cookie of a uprobe attach point: set when the hooked symbol is the
+ * unmodified collector whose first argument is the collecting thread's
+ * PyThreadState* (gc_collect_main 3.10+, collect 3.9). Compiler clones drop
+ * parameters, so for them the thread state comes from the thread's TSD slot.
+ */
+#define PYEBPF_GC_COOKIE_ARG0_TSTATE 1
+
+enum pyebpf_gc_flags {
+	PYEBPF_GC_F_NO_STATS = 1, /* counts unknown (stats unreadable, or not the collecting interpreter's) */
+	PYEBPF_GC_F_NESTED = 2,   /* more than one collection completed inside this one (see README) */
+};
+
+struct pyebpf_gc_event {
+	struct pyebpf_event_header hdr; /* ts_ns: when the collection started */
+	__u64 end_ns;
+	__s64 collected;     /* objects freed: gc.callbacks' info["collected"] */
+	__s64 uncollectable; /* info["uncollectable"] */
+	__s32 generation;    /* 0..2; -1 if unknown */
+	__u16 hook;          /* enum pyebpf_gc_hook */
+	__u16 flags;         /* enum pyebpf_gc_flags */
+	struct pyebpf_py_stack stack; /* last: only PYEBPF_STACK_BYTES(depth) of it are sent */
+};
+
+/* Bytes before the stack, and what an event with `depth` frames occupies. */
+#define PYEBPF_GC_EVENT_FIXED (sizeof(struct pyebpf_event_header) + 32)
+#define PYEBPF_GC_EVENT_BYTES(depth) (PYEBPF_GC_EVENT_FIXED + PYEBPF_STACK_BYTES(depth))
+
+/* Tracker counters (slots after the common ones, see common.h). */
+enum pyebpf_gc_counter {
+	PYEBPF_GC_CNT_NOOP = PYEBPF_CNT_TRACKER_BASE, /* collector calls that collected nothing */
+	PYEBPF_GC_CNT_NESTED,    /* collector entries inside a collection of the same thread */
+	PYEBPF_GC_CNT_UNMATCHED, /* ends without a start (pyebpf attached mid-collection) */
+	PYEBPF_GC_CNT_NO_STATS,  /* counts unknown: stats unreadable, or unchanged around a USDT pair */
+	PYEBPF_GC_CNT_START_LOST, /* start record could not be stored */
+};
+
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_gen_stats) == 24, "gc_generation_stats layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_proc) == 16, "gc proc layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_event) == PYEBPF_GC_EVENT_FIXED + sizeof(struct pyebpf_py_stack),
+		     "gc event layout");
+
+#endif /* PYEBPF_GC_H */

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * gil: how long target threads wait for the GIL, who held it, and what both
+ * were running.
+ *
+ * A wait is measured by one of two hook pairs, chosen per process by user
+ * space (enum pyebpf_gil_hook; cond_wait unless unavailable or told otherwise):
+ *
+ *  - take_gil: uprobe/uretprobe on CPython's take_gil(). Every acquisition is
+ *    seen (and pays two probe hits); the wait is the whole call. The GIL
+ *    state is read without its mutex at entry (a racing taker can make the
+ *    holder unknown). Needs the static symbol (.symtab).
+ *  - cond_wait: uprobe/uretprobe on libc's pthread_cond_timedwait(), filtered
+ *    on cond == &gil->cond. take_gil() calls it in a loop while the GIL is
+ *    locked and holds gil->mutex around every check, so at each entry and
+ *    return the state read here is exact: at the first entry the GIL is locked
+ *    by `last_holder`; at a return with `locked == 0` this thread takes the
+ *    GIL next, ending the wait. Uncontended acquisitions never reach it, so
+ *    they cost nothing. Misses the few microseconds take_gil spends before
+ *    its first wait (locking gil->mutex).
+ *
+ * Both feed end_wait(), which filters on --gil-min-wait-ms, walks the
+ * waiter's and the holder's Python stacks only for waits of at least
+ * --gil-py-min-ms, and sends one event.
+ *
+ * The holder is a PyThreadState*; its thread pointer (tstate->thread_id) is
+ * mapped to a host tid by thread_ids, which is kept exact by the kernel's
+ * own events: an iterator over existing tasks at start, sched_process_fork
+ * for new threads, sched_process_exit for threads that end.
+ */
+#include "python.bpf.h"
+#include <bpf/bpf_tracing.h>
+#include "gil.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile __u64 targ_min_wait_ns = 1000000;
+const volatile __u64 targ_py_min_ns = 0;
+const volatile bool targ_py_enable = true;
+
+/* A record older than this when its thread next waits was left by a wait
+ * whose end was missed (the thread was preempted between two rounds of the
+ * cond_wait loop for far less than this). */
+#define PYEBPF_GIL_STALE_NS (1000ULL * 1000 * 1000)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 * 1024 * 1024);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYEBPF_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct pyebpf_gil_proc);
+} gil_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct pyebpf_gil_thread_key);
+	__type(value, struct pyebpf_gil_thread);
+} thread_ids SEC(".maps");
+
+/* A wait in progress, per host tid. */
+struct gil_wait {
+	__u64 start_ns;
+	__u64 last_ns;         /* cond_wait: last return that found the GIL still locked */
+	__u64 holder_tstate;
+	__u64 holder_thread_id;
+	__u64 switch_number;
+	__u32 holder_tid;
+	__u32 holder_ns_tid;
+	__u8 in_cond;          /* cond_wait: inside pthread_cond_timedwait on the GIL */
+	__u8 contended;        /* take_gil: the GIL was locked at entry */
+	__u8 pad[6];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct gil_wait);
+} waits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pyebpf_gil_event);
+} event_scratch SEC(".maps");
+
+struct gil_state {
+	__u64 holder;
+	__u64 switch_number;
+	__u32 locked;
+};
+
+static __always_inline void count_add(__u32 counter, __u64 value)
+{
+	__u64 *slot = bpf_map_lookup_elem(&counters, &counter);
+
+	if (slot)
+		*slot += value;
+}
+
+/* One read of the GIL's first bytes; user space checked the offsets fit. */
+static __always_inline int read_gil_state(const struct pyebpf_gil_proc *gp, struct gil_state *st)
+{
+	__u8 raw[PYEBPF_GIL_STATE_BYTES + 8] = {};
+
+	if (bpf_probe_read_user(raw, PYEBPF_GIL_STATE_BYTES, (const void *)gp->gil)) {
+		pyebpf_count(PYEBPF_GIL_CNT_STATE_FAULT);
+		return -1;
+	}
+	__builtin_memcpy(&st->holder, raw + (gp->last_holder & (PYEBPF_GIL_STATE_BYTES - 1)), 8);
+	__builtin_memcpy(&st->switch_number, raw + (gp->switch_number & (PYEBPF_GIL_STATE_BYTES - 1)), 8);
+	__builtin_memcpy(&st->locked, raw + (gp->locked & (PYEBPF_GIL_STATE_BYTES - 1)), 4);
+	return 0;
+}
+
+static __always_inline void remember_thread(struct task_struct *task)
+{
+	struct pyebpf_gil_thread_key key = {};
+	struct pyebpf_gil_thread val = {};
+
+	key.tgid = BPF_CORE_READ(task, tgid);
+	key.thread_id = pyebpf_thread_pointer(task);
+	if (!key.thread_id)
+		return;
+	val.tid = BPF_CORE_READ(task, pid);
+	val.ns_tid = pyebpf_ns_id(BPF_CORE_READ(task, thread_pid));
+	bpf_map_update_elem(&thread_ids, &key, &val, BPF_ANY);
+}
+
+static __always_inline void lookup_holder_tid(__u32 tgid, struct gil_wait *w)
+{
+	struct pyebpf_gil_thread_key key = {};
+	struct pyebpf_gil_thread *t;
+
+	key.tgid = tgid;
+	key.thread_id = w->holder_thread_id;
+	t = bpf_map_lookup_elem(&thread_ids, &key);
+	if (t) {
+		w->holder_tid = t->tid;
+		w->holder_ns_tid = t->ns_tid;
+	}
+}
+
+/* A wait begins: record who holds the GIL now (if it is held). */
+static __always_inline void begin_wait(const struct pyebpf_gil_proc *gp, const struct pyebpf_py_proc *proc,
+				       __u32 tgid, const struct gil_state *st, struct gil_wait *w)
+{
+	w->switch_number = st->switch_number;
+	if (!st->locked || !st->holder)
+		return;
+	w->contended = 1;
+	w->holder_tstate = st->holder;
+	if (pyebpf_read_ptr(st->holder + proc->layout.tstate_thread_id, &w->holder_thread_id))
+		return;
+	lookup_holder_tid(tgid, w);
+}
+
+/*
+ * The wait described by `w` ended at `now` with this thread about to hold (or
+ * holding) the GIL: count it, filter it, and send it with the stacks.
+ */
+static __always_inline void end_wait(const struct pyebpf_gil_proc *gp, __u32 tgid, __u32 tid,
+				     struct gil_wait *w, __u64 now, __u8 hook)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 duration = now - w->start_ns, waiter_tstate = 0, interp = 0, gil = 0, size;
+	struct pyebpf_gil_event *ev;
+	struct pyebpf_py_proc *proc;
+	struct gil_state st = {};
+	bool stacks;
+	__u32 zero = 0;
+
+	if (read_gil_state(gp, &st))
+		st.switch_number = w->switch_number;
+	/*
+	 * take_gil sees every acquisition; it waited if the GIL was locked at
+	 * entry, or if another thread took it meanwhile (the switch number moved
+	 * by more than this thread's own take). cond_wait only sees waits.
+	 */
+	if (hook == PYEBPF_GIL_HOOK_TAKE_GIL && !w->contended && st.switch_number - w->switch_number < 2)
+		return;
+	pyebpf_count(PYEBPF_GIL_CNT_WAITS);
+	count_add(PYEBPF_GIL_CNT_WAIT_NS, duration);
+	if (duration < targ_min_wait_ns) {
+		pyebpf_count(PYEBPF_CNT_FILTERED);
+		return;
+	}
+	proc = pyebpf_lookup_proc(tgid);
+	ev = bpf_map_lookup_elem(&event_scratch, &zero);
+	if (!proc || !ev)
+		return;
+
+	stacks = targ_py_enable && duration >= targ_py_min_ns;
+	if (stacks || gp->tstate_interp != PYEBPF_NO_OFFSET)
+		waiter_tstate = pyebpf_find_tstate(proc, task, tid);
+	/* 3.12+: a subinterpreter may have its own GIL; only the main one is tracked. */
+	if (gp->tstate_interp != PYEBPF_NO_OFFSET && waiter_tstate &&
+	    !pyebpf_read_ptr(waiter_tstate + gp->tstate_interp, &interp) &&
+	    !pyebpf_read_ptr(interp + gp->interp_ceval_gil, &gil) && gil != gp->gil) {
+		pyebpf_count(PYEBPF_GIL_CNT_OTHER_INTERP);
+		return;
+	}
+
+	pyebpf_fill_header(&ev->hdr, task, w->start_ns);
+	ev->duration_ns = duration;
+	ev->hook = hook;
+	ev->pad[0] = ev->pad[1] = ev->pad[2] = 0;
+	if (!w->holder_tstate)
+		pyebpf_count(PYEBPF_GIL_CNT_HOLDER_UNKNOWN);
+	else if (!w->holder_tid)
+		lookup_holder_tid(tgid, w); /* the holder's thread was created very recently */
+	if (w->holder_tstate && !w->holder_tid)
+		pyebpf_count(PYEBPF_GIL_CNT_HOLDER_NO_TID);
+	ev->holder_tstate = w->holder_tstate;
+	ev->holder_thread_id = w->holder_thread_id;
+	ev->holder_tid = w->holder_tid;
+	ev->holder_ns_tid = w->holder_ns_tid;
+	ev->holder_changes = 0;
+	if (st.switch_number > w->switch_number) {
+		__u64 changes = st.switch_number - w->switch_number;
+
+		/* take_gil returns after this thread's own take bumped the number. */
+		if (hook == PYEBPF_GIL_HOOK_TAKE_GIL)
+			changes--;
+		ev->holder_changes = changes > 0xffffffff ? 0xffffffff : (__u32)changes;
+	}
+
+	if (stacks) {
+		pyebpf_walk_stack(proc, waiter_tstate, &ev->waiter_stack);
+		/* Walked now, at the end of the wait: the holder released the GIL
+		 * since, so its frames are those at its latest release. */
+		if (w->holder_tstate && pyebpf_tstate_is_thread(proc, w->holder_tstate, w->holder_thread_id)) {
+			pyebpf_walk_stack(proc, w->holder_tstate, &ev->holder_stack);
+		} else {
+			if (w->holder_tstate)
+				pyebpf_count(PYEBPF_GIL_CNT_HOLDER_GONE);
+			pyebpf_walk_stack(proc, 0, &ev->holder_stack);
+		}
+	} else {
+		if (targ_py_enable)
+			pyebpf_count(PYEBPF_GIL_CNT_STACKS_SKIPPED);
+		pyebpf_walk_stack(proc, 0, &ev->waiter_stack);
+		pyebpf_walk_stack(proc, 0, &ev->holder_stack);
+		ev->waiter_stack.status = PYEBPF_STACK_NOT_WALKED;
+		ev->holder_stack.status = PYEBPF_STACK_NOT_WALKED;
+	}
+
+	size = PYEBPF_GIL_EVENT_BYTES(ev->holder_stack.depth);
+	barrier_var(size); /* keep the bound check on the register the helper gets */
+	if (size > sizeof(*ev))
+		size = sizeof(*ev);
+	if (bpf_ringbuf_output(&events, ev, size, 0)) {
+		pyebpf_count(PYEBPF_CNT_RINGBUF_FULL);
+		return;
+	}
+	pyebpf_count(PYEBPF_CNT_EVENTS);
+}
+
+/* --- hook pair 1: take_gil() ------------------------------------------------ */
+
+SEC("uprobe")
+int take_gil_enter(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct pyebpf_gil_proc *gp = bpf_map_lookup_elem(&gil_procs, &tgid);
+	struct pyebpf_py_proc *proc = pyebpf_lookup_proc(tgid);
+	struct gil_wait w = {};
+	struct gil_state st = {};
+
+	if (!gp || !proc)
+		return 0;
+	pyebpf_count(PYEBPF_CNT_HITS);
+	w.start_ns = bpf_ktime_get_ns();
+	if (!read_gil_state(gp, &st))
+		begin_wait(gp, proc, tgid, &st, &w);
+	bpf_map_update_elem(&waits, &tid, &w, BPF_ANY);
+	return 0;
+}
+
+SEC("uretprobe")
+int take_gil_exit(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct pyebpf_gil_proc *gp = bpf_map_lookup_elem(&gil_procs, &tgid);
+	__u64 now = bpf_ktime_get_ns();
+	struct gil_wait *found, w;
+
+	found = bpf_map_lookup_elem(&waits, &tid);
+	if (!found)
+		return 0;
+	w = *found;
+	bpf_map_delete_elem(&waits, &tid);
+	if (gp)
+		end_wait(gp, tgid, tid, &w, now, PYEBPF_GIL_HOOK_TAKE_GIL);
+	return 0;
+}
+
+/* --- hook pair 2: pthread_cond_timedwait(&gil->cond, &gil->mutex, ...) ------ */
+
+SEC("uprobe")
+int cond_wait_enter(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct pyebpf_gil_proc *gp = bpf_map_lookup_elem(&gil_procs, &tgid);
+	struct pyebpf_py_proc *proc;
+	struct gil_wait *found, w = {};
+	struct gil_state st = {};
+	__u64 now;
+
+	if (!gp || PT_REGS_PARM1(ctx) != gp->cond)
+		return 0;
+	proc = pyebpf_lookup_proc(tgid);
+	if (!proc)
+		return 0;
+	pyebpf_count(PYEBPF_CNT_HITS);
+	now = bpf_ktime_get_ns();
+	found = bpf_map_lookup_elem(&waits, &tid);
+	if (found) {
+		if (!found->in_cond && now - found->last_ns < PYEBPF_GIL_STALE_NS) {
+			found->in_cond = 1; /* the next round of the same take_gil() loop */
+			return 0;
+		}
+		pyebpf_count(PYEBPF_GIL_CNT_STALE);
+	}
+	w.start_ns = now;
+	w.last_ns = now;
+	w.in_cond = 1;
+	if (read_gil_state(gp, &st))
+		return 0;
+	begin_wait(gp, proc, tgid, &st, &w);
+	bpf_map_update_elem(&waits, &tid, &w, BPF_ANY);
+	return 0;
+}
+
+SEC("uretprobe")
+int cond_wait_exit(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct gil_wait *found, w;
+	struct pyebpf_gil_proc *gp;
+	struct gil_state st = {};
+	__u64 now;
+
+	found = bpf_map_lookup_elem(&waits, &tid);
+	if (!found || !found->in_cond)
+		return 0;
+	gp = bpf_map_lookup_elem(&gil_procs, &tgid);
+	if (!gp)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (read_gil_state(gp, &st)) {
+		bpf_map_delete_elem(&waits, &tid);
+		return 0;
+	}
+	if (st.locked) {
+		/* Timed out or woken while still held: take_gil() waits again. */
+		found->in_cond = 0;
+		found->last_ns = now;
+		return 0;
+	}
+	/* Free, and this thread holds gil->mutex: it takes the GIL now. */
+	w = *found;
+	bpf_map_delete_elem(&waits, &tid);
+	end_wait(gp, tgid, tid, &w, now, PYEBPF_GIL_HOOK_COND_WAIT);
+	return 0;
+}
+
+/* --- thread pointer -> host tid, for naming holders ------------------------- */
+
+SEC("iter/task")
+int gil_scan_threads(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	__u32 tgid;
+
+	if (!task)
+		return 0;
+	tgid = BPF_CORE_READ(task, tgid);
+	if (bpf_map_lookup_elem(&gil_procs, &tgid))
+		remember_thread(task);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(gil_thread_new, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 tgid = BPF_CORE_READ(child, tgid);
+
+	if (bpf_map_lookup_elem(&gil_procs, &tgid))
+		remember_thread(child);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(gil_thread_exit, struct task_struct *task)
+{
+	struct pyebpf_gil_thread_key key = {};
+	struct pyebpf_gil_thread *t;
+	__u32 tid;
+
+	key.tgid = BPF_CORE_READ(task, tgid);
+	if (!bpf_map_lookup_elem(&gil_procs, &key.tgid))
+		return 0;
+	tid = BPF_CORE_READ(task, pid);
+	key.thread_id = pyebpf_thread_pointer(task);
+	t = bpf_map_lookup_elem(&thread_ids, &key);
+	if (t && t->tid == tid)
+		bpf_map_delete_elem(&thread_ids, &key);
+	bpf_map_delete_elem(&waits, &tid);
+	return 0;
+}

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * handoff: time a server connection waits between being queued by one thread
+ * and picked up by another (gunicorn gthread: the main thread takes a readable
+ * connection out of its poller and submits it to the thread pool; a pool thread
+ * then reads the request).
+ *
+ * Hooks: the raw syscall tracepoints sys_enter/sys_exit (tp_btf where the
+ * kernel has BTF for them, else raw_tp; classic tracepoints would need tracefs).
+ * They fire for every syscall on the machine, so the first test is the syscall
+ * number (a register compare), the second the target tgid (one hash lookup).
+ *
+ *   queue:   sys_exit accept4/accept (ret = fd), sys_enter epoll_ctl(EPOLL_CTL_DEL, fd)
+ *   pickup:  sys_enter recvfrom/recvmsg/read/readv(fd) by a thread other than the
+ *            one that queued it (the queueing thread reading it first means the
+ *            request was handled inline: no handoff, the entry is dropped)
+ *   cancel:  sys_enter close(fd)
+ *
+ * State is keyed by (tgid, fd) in hash maps, so there is no limit on processes,
+ * fds or thread ids (the original tool used fixed arrays with a 1500-fd stride).
+ */
+#include "python.bpf.h"
+#include <bpf/bpf_tracing.h>
+#include "handoff.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#if defined(__TARGET_ARCH_x86)
+#define NR_read 0
+#define NR_close 3
+#define NR_readv 19
+#define NR_accept 43
+#define NR_recvfrom 45
+#define NR_recvmsg 47
+#define NR_epoll_ctl 233
+#define NR_accept4 288
+#define SYSCALL_NR(regs) ((regs)->orig_ax)
+#define SYSCALL_NR_CORE(regs) BPF_CORE_READ(regs, orig_ax)
+#elif defined(__TARGET_ARCH_arm64)
+#define NR_epoll_ctl 21
+#define NR_close 57
+#define NR_read 63
+#define NR_readv 65
+#define NR_accept 202
+#define NR_recvfrom 207
+#define NR_recvmsg 212
+#define NR_accept4 242
+#define SYSCALL_NR(regs) ((regs)->syscallno)
+#define SYSCALL_NR_CORE(regs) BPF_CORE_READ(regs, syscallno)
+#else
+#error "pyebpf: syscall numbers not known for this architecture"
+#endif
+
+#define EPOLL_CTL_DEL 2
+#define RCV_SHUTDOWN 1
+#define S_IFMT 00170000
+#define S_IFSOCK 0140000
+
+/* Set by user space before load. */
+const volatile __u64 targ_min_handoff_ns = 0;
+/* Wake the reader only once this many bytes wait (0: on every event); it also polls every second. */
+const volatile __u64 targ_wakeup_bytes = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 * 1024 * 1024);
+} events SEC(".maps");
+
+/* (tgid << 32 | fd) -> who queued it, when. LRU: fds leaked by means we do not hook
+ * (close_range, dup2 over them) age out instead of filling the map. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct pyebpf_handoff_queued);
+} queued SEC(".maps");
+
+/* (tgid << 32 | tid) -> last pickup time: the worker threads in use. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u64);
+} workers SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, PYEBPF_MAX_PROCS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct pyebpf_handoff_stats);
+} stats SEC(".maps");
+
+static const struct pyebpf_handoff_stats zero_stats;
+
+/* Only reserved from the ring buffer as raw memory: this puts the event type in
+ * the object's BTF, where the layout test compares it with the C++ view. */
+struct pyebpf_handoff_event *const volatile event_btf_anchor = 0;
+
+static __always_inline struct pyebpf_handoff_stats *stats_of(__u32 tgid)
+{
+	struct pyebpf_handoff_stats *s = bpf_map_lookup_elem(&stats, &tgid);
+
+	if (s)
+		return s;
+	bpf_map_update_elem(&stats, &tgid, &zero_stats, BPF_NOEXIST);
+	s = bpf_map_lookup_elem(&stats, &tgid);
+	if (!s)
+		pyebpf_count(PYEBPF_HANDOFF_CNT_STATS_FULL);
+	return s;
+}
+
+static __always_inline __u64 fd_key(__u32 tgid, __s64 fd)
+{
+	return ((__u64)tgid << 32) | (__u32)fd;
+}
+
+static __always_inline void queue_fd(__u32 tgid, __s64 fd, __u8 path)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct pyebpf_handoff_queued q = {};
+	struct pyebpf_handoff_stats *s;
+	__u64 key = fd_key(tgid, fd);
+
+	q.ts_ns = bpf_ktime_get_ns();
+	q.thread_id = pyebpf_thread_pointer(task);
+	q.tid = (__u32)bpf_get_current_pid_tgid();
+	q.ns_tid = pyebpf_ns_id(BPF_CORE_READ(task, thread_pid));
+	q.path = path;
+	bpf_get_current_comm(&q.comm, sizeof(q.comm));
+	pyebpf_count(PYEBPF_CNT_HITS);
+	/* A newly queued fd counts once; an accepted fd later taken out of the poller
+	 * (accept, register, readable, unregister) is the same request re-stamped. */
+	if (!bpf_map_update_elem(&queued, &key, &q, BPF_NOEXIST)) {
+		s = stats_of(tgid);
+		if (s)
+			s->queued += 1;
+		return;
+	}
+	if (bpf_map_update_elem(&queued, &key, &q, BPF_ANY))
+		pyebpf_count(PYEBPF_HANDOFF_CNT_QUEUE_FULL);
+}
+
+/*
+ * True if fd is a socket with nothing left to read but the peer's FIN: the
+ * read will return 0. Keep-alive connections end this way (the closed
+ * connection turns readable, is queued and picked up like a request); such
+ * pickups are counted apart instead of reported as requests.
+ */
+static __always_inline bool fd_at_eof(__s64 fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *file = NULL;
+	struct socket *sock;
+	struct tcp_sock *tp;
+	struct sock *sk;
+
+	if (fd >= BPF_CORE_READ(fdt, max_fds))
+		return false;
+	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
+	if (!file || (BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT) != S_IFSOCK)
+		return false;
+	sock = BPF_CORE_READ(file, private_data);
+	sk = BPF_CORE_READ(sock, sk);
+	/* sk_shutdown and sk_protocol were bitfields in older kernels: read either way */
+	if (!sk || !(BPF_CORE_READ_BITFIELD_PROBED(sk, sk_shutdown) & RCV_SHUTDOWN))
+		return false;
+	if (BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) != IPPROTO_TCP)
+		return BPF_CORE_READ(sk, sk_receive_queue.qlen) == 0; /* unix stream: no FIN skb */
+	/* TCP queues the FIN as an skb of its own and it takes one sequence number:
+	 * unread bytes = rcv_nxt - copied_seq - 1 */
+	tp = (struct tcp_sock *)sk;
+	return BPF_CORE_READ(tp, rcv_nxt) - BPF_CORE_READ(tp, copied_seq) <= 1;
+}
+
+static __always_inline void pickup(__u32 tgid, __s64 fd, __u8 via)
+{
+	struct pyebpf_handoff_queued *q;
+	struct pyebpf_handoff_event *ev;
+	struct pyebpf_handoff_stats *s;
+	__u64 key = fd_key(tgid, fd), now, wait_ns, worker_key, flags = 0;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), bucket;
+
+	q = bpf_map_lookup_elem(&queued, &key);
+	if (!q)
+		return;
+	s = stats_of(tgid);
+	if (q->tid == tid) {
+		/* Read by the thread that queued it: served inline (sync worker, selector
+		 * user on an outbound socket). Not a handoff; forget it. */
+		bpf_map_delete_elem(&queued, &key);
+		if (s)
+			s->same_thread += 1;
+		return;
+	}
+	if (fd_at_eof(fd)) {
+		bpf_map_delete_elem(&queued, &key);
+		if (s)
+			s->peer_closed += 1;
+		return;
+	}
+	now = bpf_ktime_get_ns();
+	wait_ns = now > q->ts_ns ? now - q->ts_ns : 0;
+	if (s) {
+		s->picked += 1;
+		s->sum_ns += wait_ns;
+		bucket = pyebpf_handoff_bucket(wait_ns / 1000);
+		barrier_var(bucket);
+		if (bucket < PYEBPF_HANDOFF_BUCKETS)
+			s->hist[bucket] += 1;
+	}
+	worker_key = ((__u64)tgid << 32) | tid;
+	bpf_map_update_elem(&workers, &worker_key, &now, BPF_ANY);
+
+	if (wait_ns < targ_min_handoff_ns) {
+		pyebpf_count(PYEBPF_CNT_FILTERED);
+		bpf_map_delete_elem(&queued, &key);
+		return;
+	}
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		pyebpf_count(PYEBPF_CNT_RINGBUF_FULL);
+		bpf_map_delete_elem(&queued, &key);
+		return;
+	}
+	pyebpf_fill_header(&ev->hdr, (struct task_struct *)bpf_get_current_task(), q->ts_ns);
+	ev->pickup_ns = now;
+	__builtin_memcpy(&ev->main, q, sizeof(ev->main));
+	ev->fd = (__s32)fd;
+	ev->pickup_via = via;
+	ev->pad[0] = ev->pad[1] = ev->pad[2] = 0;
+	bpf_map_delete_elem(&queued, &key);
+	if (targ_wakeup_bytes)
+		flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= targ_wakeup_bytes ?
+				BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	bpf_ringbuf_submit(ev, flags);
+	pyebpf_count(PYEBPF_CNT_EVENTS);
+}
+
+static __always_inline void cancel(__u32 tgid, __s64 fd)
+{
+	struct pyebpf_handoff_stats *s;
+	__u64 key = fd_key(tgid, fd);
+
+	if (bpf_map_delete_elem(&queued, &key))
+		return; /* not queued: the common case */
+	s = stats_of(tgid);
+	if (s)
+		s->cancelled += 1;
+}
+
+static __always_inline int on_enter(struct pt_regs *regs, long id)
+{
+	__u32 tgid;
+	__s64 fd;
+	__u8 via;
+
+	switch (id) {
+	case NR_recvfrom:
+		via = PYEBPF_HANDOFF_VIA_RECVFROM;
+		break;
+	case NR_recvmsg:
+		via = PYEBPF_HANDOFF_VIA_RECVMSG;
+		break;
+	case NR_read:
+		via = PYEBPF_HANDOFF_VIA_READ;
+		break;
+	case NR_readv:
+		via = PYEBPF_HANDOFF_VIA_READV;
+		break;
+	case NR_close:
+	case NR_epoll_ctl:
+		via = PYEBPF_HANDOFF_VIA_UNKNOWN;
+		break;
+	default:
+		return 0;
+	}
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!pyebpf_lookup_proc(tgid))
+		return 0;
+	if (id == NR_epoll_ctl) {
+		if (PT_REGS_PARM2_CORE_SYSCALL(regs) != EPOLL_CTL_DEL)
+			return 0;
+		fd = (int)PT_REGS_PARM3_CORE_SYSCALL(regs);
+		if (fd >= 0)
+			queue_fd(tgid, fd, PYEBPF_HANDOFF_PATH_EPOLL_DEL);
+		return 0;
+	}
+	fd = (int)PT_REGS_PARM1_CORE_SYSCALL(regs);
+	if (fd < 0)
+		return 0;
+	if (id == NR_close)
+		cancel(tgid, fd);
+	else
+		pickup(tgid, fd, via);
+	return 0;
+}
+
+static __always_inline int on_exit(long nr, long ret)
+{
+	__u32 tgid;
+
+	if ((nr != NR_accept4 && nr != NR_accept) || ret < 0)
+		return 0;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!pyebpf_lookup_proc(tgid))
+		return 0;
+	queue_fd(tgid, ret, PYEBPF_HANDOFF_PATH_ACCEPT);
+	return 0;
+}
+
+/* BTF-typed tracepoints: regs is a trusted pointer, so reading the syscall number
+ * at exit is a plain load rather than a probe read on every syscall exit. */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(handoff_enter_btf, struct pt_regs *regs, long id)
+{
+	return on_enter(regs, id);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(handoff_exit_btf, struct pt_regs *regs, long ret)
+{
+	return on_exit(SYSCALL_NR(regs), ret);
+}
+
+/* Fallback for kernels without BTF for the syscall tracepoints. */
+SEC("raw_tp/sys_enter")
+int BPF_PROG(handoff_enter_raw, struct pt_regs *regs, long id)
+{
+	return on_enter(regs, id);
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(handoff_exit_raw, struct pt_regs *regs, long ret)
+{
+	return on_exit(SYSCALL_NR_CORE(regs), ret);
+}

@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+namespace pyebpf::bpf {
+
+// Whether the running kernel offers bpf_loop() (Linux 5.17+) to perf_event,
+// kprobe-class and tracing programs. Probed once by loading a tiny program.
+bool kernel_has_bpf_loop();
+
+// True if the running kernel's BTF describes the raw tracepoint `name`
+// (typedef btf_trace_<name>), i.e. a tp_btf/<name> program can attach. The
+// vmlinux BTF is parsed once per process.
+bool kernel_has_btf_tracepoint(const char* name);
+
+// True if this kernel also loads a BTF-typed raw tracepoint program (tp_btf)
+// for `name` (e.g. "sched_switch"): it accepts BPF_PROG_TYPE_TRACING attached
+// to that tracepoint. Loads and discards a two-instruction program.
+bool kernel_loads_tp_btf(const char* name);
+
+}  // namespace pyebpf::bpf

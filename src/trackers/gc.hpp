@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bpf/handles.hpp"
+#include "bpf/ring_buffer.hpp"
+#include "gc.h"
+#include "python/elf_file.hpp"
+#include "python/offsets.hpp"
+#include "python/version.hpp"
+#include "trackers/tracker.hpp"
+
+struct gc_bpf;
+
+namespace pyebpf::python {
+class PythonProcess;
+}
+
+namespace pyebpf::trackers {
+
+// --gc-hook: which hook pair to use (auto = USDT where present, else uprobe).
+enum class GcHookChoice { Auto, Usdt, Uprobe };
+std::optional<GcHookChoice> parse_gc_hook(const std::string& text);
+
+// The hook pair chosen for one interpreter binary.
+struct GcHookPlan {
+  enum class Kind { None, Usdt, Uprobe } kind = Kind::None;
+  // Uprobe: the collector and its compiler clones (entry points only).
+  std::vector<python::ElfSymbol> functions;
+  // Uprobe: per function, whether its first argument is the PyThreadState*
+  // (the unmodified function on 3.9+; clones may have dropped parameters).
+  std::vector<bool> arg0_is_tstate;
+  // Usdt: the two probes.
+  std::optional<python::UsdtProbe> start, done;
+  // One line for the log: what is attached and what the duration covers.
+  std::string description;
+  // Kind::None: why nothing can be attached, and what would fix it.
+  std::string missing, hint;
+};
+
+// Name of the collector function: "gc_collect_main" from 3.10 on, "collect"
+// before (the function CPython 3.10 renamed).
+std::string gc_collector_name(const python::PyVersion& version);
+
+// Picks the hooks for one interpreter ELF of `version`. Pure: reads only the
+// ELF's symbols and notes.
+GcHookPlan plan_gc_hooks(const python::ElfFile& elf, const python::PyVersion& version, GcHookChoice choice);
+
+// Where the target's GC state and per-generation stats are. Checks the
+// offsets row against what the BPF side assumes and against the live
+// process; throws pyebpf::Error naming the mismatch.
+pyebpf_gc_proc gc_proc_config(const python::PythonProcess& python);
+
+// Garbage-collection pauses: one `gc_pause` event per collection of a target.
+class GcTracker : public Tracker {
+ public:
+  GcTracker();
+  ~GcTracker() override;
+
+  const char* name() const override { return "gc"; }
+  void start(TrackerContext& ctx) override;
+  std::vector<int> wait_fds() const override;
+  void consume() override;
+  std::string summary() const override;
+
+ private:
+  void attach(pid_t pid, const std::string& binary, const GcHookPlan& plan);
+  void handle(const void* data, std::size_t size);
+
+  struct SkelDeleter {
+    void operator()(gc_bpf* skel) const noexcept;
+  };
+  TrackerContext* ctx_ = nullptr;
+  std::unique_ptr<gc_bpf, SkelDeleter> skel_;
+  std::vector<bpf::Link> links_;
+  std::optional<bpf::RingBuffer> events_;
+  std::size_t traced_ = 0;
+  std::uint64_t emitted_ = 0;
+  std::uint64_t malformed_ = 0;
+};
+
+}  // namespace pyebpf::trackers

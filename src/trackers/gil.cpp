@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "trackers/gil.hpp"
+
+#include <bpf/bpf.h>
+#include <elf.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "gil.skel.h"
+#include "pyebpf/error.hpp"
+#include "pyebpf/fd.hpp"
+#include "python/maps.hpp"
+#include "python/process.hpp"
+#include "python/stack_format.hpp"
+#include "trackers/bpf_counters.hpp"
+#include "trackers/event_fields.hpp"
+#include "util/files.hpp"
+
+namespace pyebpf::trackers {
+namespace {
+
+constexpr const char* kCondWait = "pthread_cond_timedwait";
+
+std::string hex(std::uint64_t v) { return fmt::format("{:#x}", v); }
+
+std::string basename(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+std::uint16_t gil_field(const python::OffsetsRow& row, std::string_view name, unsigned size) {
+  std::uint32_t off = row.require(name);
+  if (off % size != 0 || off + size > PYEBPF_GIL_STATE_BYTES)
+    throw Error("CPython " + row.minor + ": " + std::string(name) + " at offset " + std::to_string(off) +
+                " is outside the first " + std::to_string(PYEBPF_GIL_STATE_BYTES) + " bytes of the GIL state");
+  return static_cast<std::uint16_t>(off);
+}
+
+std::uint16_t small_offset(const python::OffsetsRow& row, std::string_view name) {
+  std::uint32_t off = row.require(name);
+  if (off >= PYEBPF_NO_OFFSET) throw Error("offset of " + std::string(name) + " too large for the gil tracker");
+  return static_cast<std::uint16_t>(off);
+}
+
+// C libraries a target may bind pthread_cond_timedwait to, most specific
+// first: glibc < 2.34 has it in libpthread (which CPython links before libc).
+int libc_rank(const std::string& name) {
+  if (name.starts_with("libpthread.") || name.starts_with("libpthread-")) return 0;
+  if (name.starts_with("libc.") || name.starts_with("libc-") || name.starts_with("ld-musl") ||
+      name.starts_with("libc.musl"))
+    return 1;
+  return -1;
+}
+
+// The mapped library that defines pthread_cond_timedwait for `pid`, and where.
+std::optional<GilHookPlan> plan_cond_wait(pid_t pid, const python::PythonProcess& python) {
+  const auto& interp = python.interpreter();
+  auto plan_in = [&](const python::ElfFile& elf, const std::string& shown) -> std::optional<GilHookPlan> {
+    auto sym = elf.symbol(kCondWait);
+    if (!sym || sym->type != STT_FUNC) return std::nullopt;
+    auto offset = elf.file_offset(sym->value);
+    if (!offset) return std::nullopt;
+    GilHookPlan plan;
+    plan.hook = PYEBPF_GIL_HOOK_COND_WAIT;
+    plan.binary = elf.path();
+    plan.shown_binary = shown;
+    plan.entries = {*sym};
+    plan.offsets = {*offset};
+    return plan;
+  };
+  // take_gil calls it through the PLT. An interpreter that does not import it
+  // either carries its C library inside (static glibc/musl: probe its own
+  // copy) or waits some other way (no plan: the probe would stay silent).
+  if (!interp.elf.imports(kCondWait)) return plan_in(interp.elf, interp.mapped_path);
+
+  std::vector<std::pair<int, python::Mapping>> libs;
+  for (const auto& m : python::read_maps(pid)) {
+    int rank = libc_rank(basename(m.path));
+    if (!m.file_backed() || rank < 0) continue;
+    if (std::none_of(libs.begin(), libs.end(), [&](const auto& l) { return l.second.path == m.path; }))
+      libs.emplace_back(rank, m);
+  }
+  std::stable_sort(libs.begin(), libs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [rank, m] : libs) {
+    try {
+      if (auto plan = plan_in(python::ElfFile::open(python::host_path(pid, m)), m.path)) return plan;
+    } catch (const Error& e) {
+      spdlog::debug("gil: pid {}: {}", pid, e.what());
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<python::ElfSymbol> take_gil_functions(const python::ElfFile& elf) {
+  std::vector<python::ElfSymbol> out;
+  for (auto& sym : elf.symbol_and_clones("take_gil")) {
+    if (sym.type != STT_FUNC || sym.size == 0) continue;
+    if (sym.name.find(".cold") != std::string::npos || sym.name.find(".part") != std::string::npos) continue;
+    out.push_back(sym);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.value < b.value; });
+  return out;
+}
+
+pyebpf_gil_proc make_gil_proc(const python::OffsetsRow& row, std::uint64_t gil_addr, pyebpf_gil_hook hook) {
+  pyebpf_gil_proc p{};
+  p.gil = gil_addr;
+  p.cond = gil_addr + row.require("gil.cond");
+  p.last_holder = gil_field(row, "gil.last_holder", 8);
+  p.locked = gil_field(row, "gil.locked", 4);
+  p.switch_number = gil_field(row, "gil.switch_number", 8);
+  // 3.12+ (gh-104812): each interpreter points at the GIL it uses, so a
+  // waiter's own interpreter tells whether it waits on the main GIL.
+  if (!row.field("runtime.gil")) {
+    p.tstate_interp = small_offset(row, "tstate.interp");
+    p.interp_ceval_gil = small_offset(row, "interp.ceval_gil");
+  } else {
+    p.tstate_interp = PYEBPF_NO_OFFSET;
+    p.interp_ceval_gil = PYEBPF_NO_OFFSET;
+  }
+  p.hook = static_cast<std::uint8_t>(hook);
+  return p;
+}
+
+std::uint64_t find_gil(const python::PythonProcess& python) {
+  const auto& row = python.offsets();
+  const auto& mem = python.objects().memory();
+  const std::string who = "pid " + std::to_string(mem.pid()) + " (CPython " + python.interpreter().version.str() + ")";
+  const std::uint64_t runtime = python.interpreter().runtime_addr;
+  std::uint64_t gil = 0;
+  if (auto off = row.field("runtime.gil")) {
+    gil = runtime + *off;
+  } else {
+    auto main = mem.read_u64(runtime + row.require("runtime.interpreters_main"));
+    auto ptr = main && *main ? mem.read_u64(*main + row.require("interp.ceval_gil")) : std::nullopt;
+    if (!ptr || !*ptr) throw Error(who + ": cannot read the main interpreter's GIL pointer (interp->ceval.gil)");
+    gil = *ptr;
+  }
+  // A GIL in use has a switch interval (µs, sys.getswitchinterval) and is
+  // locked or not; anything else means the offsets do not fit this build.
+  auto interval = mem.read_u64(gil + row.require("gil.interval"));
+  auto locked = mem.read_value<std::int32_t>(gil + row.require("gil.locked"));
+  if (!interval || !locked || *interval == 0 || *interval > 3'600'000'000ull || (*locked != 0 && *locked != 1))
+    throw Error(who + ": the GIL state at " + hex(gil) + " does not look like one (interval " +
+                    (interval ? std::to_string(*interval) : "unreadable") + " us, locked " +
+                    (locked ? std::to_string(*locked) : "unreadable") + ")",
+                "its layout differs from offsets row " + row.minor + "; please report this build");
+  return gil;
+}
+
+GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const std::string& requested) {
+  const auto& interp = python.interpreter();
+  const std::string who = "pid " + std::to_string(pid);
+  // cond_wait first: it sees the same waits as take_gil but is hit only when
+  // the GIL is contended (about 2 probe hits per 5 ms of waiting), where
+  // take_gil's probes fire on every acquisition (bench/gil: 100x the hits).
+  std::string why_not_cond_wait;
+  if (requested == "auto" || requested == "cond_wait") {
+    if (auto plan = plan_cond_wait(pid, python)) {
+      plan->why = requested == "auto" ? "cheapest hook: probes fire only while the GIL is contended"
+                                      : "--gil-hook cond_wait";
+      return *plan;
+    }
+    why_not_cond_wait = std::string("no ") + kCondWait + " found that " + interp.file_name() + " calls";
+    if (requested == "cond_wait") throw Error(who + ": " + why_not_cond_wait, "use --gil-hook take_gil");
+  }
+  auto functions = take_gil_functions(interp.elf);
+  if (functions.empty()) {
+    std::string why = interp.elf.has_symtab() ? interp.file_name() + " has no take_gil symbol (inlined)"
+                                              : interp.file_name() + " has no take_gil symbol (stripped: no .symtab)";
+    throw Error(who + ": " + (why_not_cond_wait.empty() ? "" : why_not_cond_wait + ", and ") + why +
+                    "; GIL waits cannot be measured",
+                requested == "take_gil" ? "use --gil-hook auto" : "run without gil in --enable for this process");
+  }
+  GilHookPlan plan;
+  plan.hook = PYEBPF_GIL_HOOK_TAKE_GIL;
+  plan.binary = interp.open_path;
+  plan.shown_binary = interp.mapped_path;
+  for (const auto& sym : functions) {
+    auto offset = interp.elf.file_offset(sym.value);
+    if (!offset) throw Error(who + ": " + sym.name + " in " + interp.file_name() + " is outside its PT_LOAD segments");
+    plan.entries.push_back(sym);
+    plan.offsets.push_back(*offset);
+  }
+  plan.why = why_not_cond_wait.empty() ? "--gil-hook take_gil" : why_not_cond_wait + "; falling back to take_gil";
+  return plan;
+}
+
+double ns_to_ms(std::uint64_t ns) { return static_cast<double>((ns + 500) / 1000) / 1000.0; }
+
+void GilTracker::SkelDeleter::operator()(gil_bpf* skel) const noexcept { gil_bpf__destroy(skel); }
+
+GilTracker::GilTracker() = default;
+GilTracker::~GilTracker() = default;
+
+void GilTracker::start(TrackerContext& ctx) {
+  ctx_ = &ctx;
+  const auto& o = ctx.options;
+
+  // Plan every target first: a process that cannot be measured fails the
+  // run before anything is loaded.
+  std::vector<std::pair<pid_t, GilHookPlan>> plans;
+  std::vector<std::pair<pid_t, pyebpf_gil_proc>> procs;
+  for (const auto& t : ctx.targets.all()) {
+    if (t.exited) continue;
+    GilHookPlan plan = plan_gil_hook(t.pid, *t.python, o.gil_hook);
+    procs.emplace_back(t.pid, make_gil_proc(t.python->offsets(), find_gil(*t.python), plan.hook));
+    plans.emplace_back(t.pid, std::move(plan));
+  }
+  auto uses = [&](pyebpf_gil_hook hook) {
+    return std::any_of(plans.begin(), plans.end(), [&](const auto& p) { return p.second.hook == hook; });
+  };
+
+  skel_.reset(gil_bpf__open());
+  if (!skel_) throw Error(errno_text("gil: open BPF object", errno));
+  ctx.shared_maps.reuse_in(skel_->obj);
+  skel_->rodata->targ_min_wait_ns = static_cast<std::uint64_t>(std::llround(o.gil_min_wait_ms * 1e6));
+  skel_->rodata->targ_py_min_ns = static_cast<std::uint64_t>(std::llround(o.gil_py_min_ms * 1e6));
+  skel_->rodata->targ_py_enable = o.gil_py_enable;
+  bpf_program__set_autoload(skel_->progs.take_gil_enter, uses(PYEBPF_GIL_HOOK_TAKE_GIL));
+  bpf_program__set_autoload(skel_->progs.take_gil_exit, uses(PYEBPF_GIL_HOOK_TAKE_GIL));
+  bpf_program__set_autoload(skel_->progs.cond_wait_enter, uses(PYEBPF_GIL_HOOK_COND_WAIT));
+  bpf_program__set_autoload(skel_->progs.cond_wait_exit, uses(PYEBPF_GIL_HOOK_COND_WAIT));
+  if (int err = gil_bpf__load(skel_.get()))
+    throw Error(errno_text("gil: load BPF object", -err), "run with -vv to see the verifier log");
+
+  for (const auto& [pid, proc] : procs) {
+    __u32 key = static_cast<__u32>(pid);
+    if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gil_procs), &key, &proc, BPF_ANY))
+      throw Error(errno_text("gil: register pid " + std::to_string(pid), errno));
+    registered_.push_back(pid);
+  }
+  // Thread pointer -> tid: follow new and exiting threads first, then list
+  // the existing ones, so no thread falls between the two.
+  for (bpf_program* prog : {skel_->progs.gil_thread_new, skel_->progs.gil_thread_exit}) {
+    bpf::Link link(bpf_program__attach(prog));
+    if (!link)
+      throw Error(errno_text(std::string("gil: attach ") + bpf_program__section_name(prog), errno),
+                  "pyebpf needs BTF-enabled tracepoints (CONFIG_DEBUG_INFO_BTF)");
+    links_.push_back(std::move(link));
+  }
+  scan_threads();
+  for (const auto& [pid, plan] : plans) attach_process(pid, plan);
+
+  events_.emplace(skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gil");
+  spdlog::info("gil: reporting waits >= {} ms; Python stacks {}", o.gil_min_wait_ms,
+               o.gil_py_enable ? fmt::format("for waits >= {} ms", o.gil_py_min_ms) : std::string("disabled"));
+}
+
+void GilTracker::attach_process(pid_t pid, const GilHookPlan& plan) {
+  bool take_gil = plan.hook == PYEBPF_GIL_HOOK_TAKE_GIL;
+  bpf_program* enter = take_gil ? skel_->progs.take_gil_enter : skel_->progs.cond_wait_enter;
+  bpf_program* exit = take_gil ? skel_->progs.take_gil_exit : skel_->progs.cond_wait_exit;
+  std::string where;
+  for (std::size_t i = 0; i < plan.offsets.size(); ++i) {
+    const auto& sym = plan.entries[i];
+    for (bool ret : {false, true}) {
+      bpf::Link link(bpf_program__attach_uprobe(ret ? exit : enter, ret, pid, plan.binary.c_str(), plan.offsets[i]));
+      if (!link)
+        throw Error(errno_text(fmt::format("gil: attach {} {} to {} (pid {})", ret ? "uretprobe" : "uprobe", sym.name,
+                                           basename(plan.shown_binary), pid),
+                               errno));
+      links_.push_back(std::move(link));
+    }
+    where += fmt::format("{}{} (+{:#x})", where.empty() ? "" : ", ", sym.name, plan.offsets[i]);
+  }
+  if (take_gil)
+    spdlog::info("gil: pid {}: hook take_gil: uprobe+uretprobe on {} in {} ({})", pid, where, plan.shown_binary,
+                 plan.why);
+  else
+    spdlog::info("gil: pid {}: hook cond_wait: uprobe+uretprobe on {} in {}, kept when waiting on the GIL's "
+                 "condition variable ({})",
+                 pid, where, plan.shown_binary, plan.why);
+}
+
+void GilTracker::scan_threads() {
+  bpf::Link link(bpf_program__attach_iter(skel_->progs.gil_scan_threads, nullptr));
+  if (!link) throw Error(errno_text("gil: attach task iterator", errno), "pyebpf needs Linux >= 5.8 (BPF iterators)");
+  Fd fd(bpf_iter_create(bpf_link__fd(link.get())));
+  if (!fd) throw Error(errno_text("gil: run task iterator", errno));
+  char buf[256];
+  ssize_t n;
+  while ((n = ::read(fd.get(), buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
+  }
+  if (n < 0) throw Error(errno_text("gil: read task iterator", errno));
+}
+
+std::vector<int> GilTracker::wait_fds() const { return {events_->epoll_fd()}; }
+
+// An exited target's pid may be reused by an unrelated process: stop
+// following its threads.
+void GilTracker::tick() {
+  for (const auto& t : ctx_->targets.all()) {
+    auto it = std::find(registered_.begin(), registered_.end(), t.pid);
+    if (!t.exited || it == registered_.end()) continue;
+    __u32 key = static_cast<__u32>(t.pid);
+    bpf_map_delete_elem(bpf_map__fd(skel_->maps.gil_procs), &key);
+    registered_.erase(it);
+  }
+}
+
+void GilTracker::consume() { events_->consume(); }
+
+std::string GilTracker::holder_name(pid_t pid, std::uint64_t thread_id, std::uint32_t tid) {
+  if (auto* python = ctx_->targets.python(pid); python && thread_id) {
+    if (auto name = python->thread_names().name(thread_id)) return *name;
+  }
+  return tid ? read_comm(pid, static_cast<pid_t>(tid)) : std::string();
+}
+
+void GilTracker::handle(const void* data, std::size_t size) {
+  if (size < PYEBPF_GIL_EVENT_BYTES(0)) {
+    ++malformed_;
+    return;
+  }
+  auto ev = std::make_unique<pyebpf_gil_event>();
+  std::memcpy(ev.get(), data, std::min(size, sizeof(*ev)));
+  const auto pid = static_cast<pid_t>(ev->hdr.pid);
+  auto* python = ctx_->targets.python(pid);
+  if (!python) return;  // target already gone and forgotten
+
+  // BPF looks the holder up when the wait begins and again when it ends;
+  // a thread created in between may only be known now.
+  if (ev->holder_thread_id && !ev->holder_tid) {
+    pyebpf_gil_thread_key key{ev->hdr.pid, 0, ev->holder_thread_id};
+    pyebpf_gil_thread thread{};
+    if (!bpf_map_lookup_elem(bpf_map__fd(skel_->maps.thread_ids), &key, &thread)) {
+      ev->holder_tid = thread.tid;
+      ev->holder_ns_tid = thread.ns_tid;
+      ++holder_resolved_late_;
+    }
+  }
+  auto waiter = python::format_stack(python->symbolizer(), ev->waiter_stack, sizeof(ev->waiter_stack));
+  auto holder = python::format_stack(python->symbolizer(), ev->holder_stack, size - PYEBPF_GIL_EVENT_FIXED_BYTES);
+
+  sinks::Event e = thread_event("gil_wait", *ctx_, ev->hdr);
+  e["duration_ms"] = ns_to_ms(ev->duration_ns);
+  e["holder_tid"] = ev->holder_tid;
+  e["holder_container_tid"] = ev->holder_ns_tid;
+  e["holder_thread_name"] = holder_name(pid, ev->holder_thread_id, ev->holder_tid);
+  e["waiter_py_stack"] = waiter.text;
+  e["waiter_py_stack_depth"] = waiter.depth;
+  e["holder_py_stack"] = holder.text;
+  e["holder_py_stack_depth"] = holder.depth;
+  e["holder_changes"] = ev->holder_changes;
+  ctx_->targets.count_event(pid);
+  ctx_->sink.write(e);
+  ++emitted_;
+}
+
+std::string GilTracker::summary() const {
+  if (!skel_) return "gil: not started";
+  Counters c = read_counters(skel_->maps.counters);
+  return fmt::format(
+      "gil: {} hook hits, {} GIL waits ({:.3f} s in total), {} emitted, {} below --gil-min-wait-ms, "
+      "{} lost (ring buffer full), {} with unknown holder, {} holder threads unresolved, {} without stacks "
+      "(below --gil-py-min-ms), {} partial stacks (memory read faults), {} on subinterpreter GILs (not tracked), "
+      "{} GIL state read faults, {} stale wait records",
+      c[PYEBPF_CNT_HITS], c[PYEBPF_GIL_CNT_WAITS], static_cast<double>(c[PYEBPF_GIL_CNT_WAIT_NS]) / 1e9, emitted_,
+      c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + malformed_, c[PYEBPF_GIL_CNT_HOLDER_UNKNOWN],
+      c[PYEBPF_GIL_CNT_HOLDER_NO_TID] - std::min(c[PYEBPF_GIL_CNT_HOLDER_NO_TID], holder_resolved_late_),
+      c[PYEBPF_GIL_CNT_STACKS_SKIPPED], c[PYEBPF_CNT_READ_FAULT], c[PYEBPF_GIL_CNT_OTHER_INTERP],
+      c[PYEBPF_GIL_CNT_STATE_FAULT], c[PYEBPF_GIL_CNT_STALE]);
+}
+
+}  // namespace pyebpf::trackers

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bpf/handles.hpp"
+#include "bpf/ring_buffer.hpp"
+#include "gil.h"
+#include "python/elf_file.hpp"
+#include "python/offsets.hpp"
+#include "trackers/tracker.hpp"
+
+struct gil_bpf;
+
+namespace pyebpf::python {
+class PythonProcess;
+}
+
+namespace pyebpf::trackers {
+
+// Where and how GIL waits of one process are measured (see bpf/gil.bpf.c).
+struct GilHookPlan {
+  pyebpf_gil_hook hook = PYEBPF_GIL_HOOK_TAKE_GIL;
+  std::string binary;                    // file the uprobes go in, as pyebpf opens it
+  std::string shown_binary;              // the same file as the target sees it
+  std::vector<python::ElfSymbol> entries;  // functions probed (entry + return each)
+  std::vector<std::uint64_t> offsets;    // their file offsets
+  std::string why;                       // why this hook, for the info log
+};
+
+// take_gil and its whole-function compiler clones (take_gil.constprop.0...):
+// functions that a call to take_gil may enter and return from. Split-off
+// parts (.cold, .part.N) are not entry points and are left out.
+std::vector<python::ElfSymbol> take_gil_functions(const python::ElfFile& elf);
+
+// The per-process BPF configuration for a GIL at `gil_addr`, checked against
+// what the BPF side can read (every field inside PYEBPF_GIL_STATE_BYTES).
+// Throws pyebpf::Error naming the missing or misplaced field.
+pyebpf_gil_proc make_gil_proc(const python::OffsetsRow& row, std::uint64_t gil_addr, pyebpf_gil_hook hook);
+
+// Address of the main interpreter's GIL in a live process: _PyRuntime +
+// runtime.gil (3.8-3.11), or the main interpreter's ceval.gil pointer (3.12+).
+// Throws pyebpf::Error if it cannot be read or does not look like a GIL.
+std::uint64_t find_gil(const python::PythonProcess& python);
+
+// "auto" | "take_gil" | "cond_wait" -> the hook to use for one process. auto
+// takes cond_wait when a mapped C library defines pthread_cond_timedwait, else
+// take_gil when the interpreter has the symbol. Throws pyebpf::Error when the
+// requested hook (or, for auto, neither) is possible.
+GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const std::string& requested);
+
+// Milliseconds with microsecond resolution, as every *_ms field is printed.
+double ns_to_ms(std::uint64_t ns);
+
+// GIL waits: who waited for the GIL, how long, who held it, and both Python
+// stacks. Emits one `gil_wait` event per wait of at least --gil-min-wait-ms.
+class GilTracker : public Tracker {
+ public:
+  GilTracker();
+  ~GilTracker() override;
+
+  const char* name() const override { return "gil"; }
+  void start(TrackerContext& ctx) override;
+  std::vector<int> wait_fds() const override;
+  void consume() override;
+  void tick() override;
+  std::string summary() const override;
+
+ private:
+  void attach_process(pid_t pid, const GilHookPlan& plan);
+  void scan_threads();
+  void handle(const void* data, std::size_t size);
+  std::string holder_name(pid_t pid, std::uint64_t thread_id, std::uint32_t tid);
+
+  struct SkelDeleter {
+    void operator()(gil_bpf* skel) const noexcept;
+  };
+  TrackerContext* ctx_ = nullptr;
+  std::unique_ptr<gil_bpf, SkelDeleter> skel_;
+  std::vector<bpf::Link> links_;
+  std::vector<pid_t> registered_;  // pids in gil_procs
+  std::optional<bpf::RingBuffer> events_;
+  std::uint64_t emitted_ = 0;
+  std::uint64_t malformed_ = 0;
+  std::uint64_t holder_resolved_late_ = 0;
+};
+
+}  // namespace pyebpf::trackers

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "trackers/host_net_health.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <map>
+
+#include "net/ethtool.hpp"
+#include "pyebpf/error.hpp"
+#include "trackers/event_fields.hpp"
+#include "util/clock.hpp"
+#include "util/files.hpp"
+
+namespace pyebpf::trackers {
+namespace {
+
+constexpr std::size_t kMaxProcessesListed = 32;  // per name, worst first
+
+std::optional<std::uint64_t> inode_of(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st)) return std::nullopt;
+  return st.st_ino;
+}
+
+std::int64_t read_int(const std::string& path) {
+  auto text = read_text_file(path);
+  if (!text) return -1;
+  try {
+    return std::stoll(*text);
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+std::vector<std::string> split_names(const std::string& csv) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= csv.size()) {
+    auto comma = csv.find(',', start);
+    std::string name = csv.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::uint64_t count_fds(pid_t pid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* dir = opendir(path.c_str());
+  if (!dir) return 0;
+  std::uint64_t n = 0;
+  while (dirent* d = readdir(dir)) n += d->d_name[0] != '.';
+  closedir(dir);
+  return n;
+}
+
+struct FoundProcess {
+  std::uint64_t netns = 0;
+  hnh::ProcessFds fds;
+};
+
+// Processes whose comm is one of `names` (compared on the kernel's 15
+// characters, like the original tool), by name.
+std::map<std::string, std::vector<FoundProcess>> scan_processes(const std::vector<std::string>& names) {
+  std::map<std::string, std::vector<FoundProcess>> out;
+  DIR* proc = opendir("/proc");
+  if (!proc) return out;
+  while (dirent* d = readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(d->d_name, &end, 10);
+    if (*end || pid <= 0) continue;
+    std::string comm = read_comm(static_cast<pid_t>(pid), static_cast<pid_t>(pid));
+    for (const auto& name : names) {
+      if (comm.empty() || comm != name.substr(0, 15)) continue;
+      std::string base = "/proc/" + std::to_string(pid);
+      FoundProcess p;
+      p.netns = inode_of(base + "/ns/net").value_or(0);
+      p.fds.pid = static_cast<pid_t>(pid);
+      p.fds.fd_count = count_fds(static_cast<pid_t>(pid));
+      p.fds.fd_limit = net::parse_max_open_files(read_text_file(base + "/limits").value_or(""));
+      out[name].push_back(p);
+    }
+  }
+  closedir(proc);
+  return out;
+}
+
+std::int64_t as_signed(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+
+}  // namespace
+
+HostNetHealthTracker::HostNetHealthTracker() = default;
+HostNetHealthTracker::~HostNetHealthTracker() {
+  if (pending_.valid()) pending_.wait();
+}
+
+void HostNetHealthTracker::start(TrackerContext& ctx) {
+  ctx_ = &ctx;
+  const auto& o = ctx.options;
+  procs_ = split_names(o.hnh_procs);
+  thresholds_ = {o.hnh_warn_close_wait,    o.hnh_warn_time_wait_one_dst, o.hnh_warn_port_util_pct,
+                 o.hnh_warn_syn_sent,      o.hnh_warn_syn_recv,          o.hnh_warn_fd_util_pct,
+                 o.hnh_warn_conntrack_pct};
+
+  auto open_ns = [](const std::string& path) {
+    Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) throw Error(errno_text("host_net_health: open " + path, errno), "use --hnh-netns self");
+    struct stat st {};
+    fstat(fd.get(), &st);
+    return std::make_pair(std::move(fd), static_cast<std::uint64_t>(st.st_ino));
+  };
+  if (o.hnh_netns == "self") {
+    auto [fd, ino] = open_ns("/proc/self/ns/net");
+    View v;
+    v.netns = ino;
+    v.nsfd = std::move(fd);
+    v.label_pid = getpid();
+    views_.push_back(std::move(v));
+  } else {
+    for (const auto& t : ctx.targets.all()) {
+      auto [fd, ino] = open_ns("/proc/" + std::to_string(t.pid) + "/ns/net");
+      auto it = std::find_if(views_.begin(), views_.end(), [&](const View& v) { return v.netns == ino; });
+      if (it == views_.end()) {
+        View v;
+        v.netns = ino;
+        v.nsfd = std::move(fd);
+        v.label_pid = t.pid;
+        views_.push_back(std::move(v));
+        it = views_.end() - 1;
+      }
+      it->pids.push_back(t.pid);
+    }
+  }
+
+  // Baseline for the first snapshot's deltas; the snapshot itself follows at
+  // the first tick.
+  Round baseline = std::async(std::launch::async, [this] { return collect(true); }).get();
+  for (std::size_t i = 0; i < views_.size(); ++i) {
+    const Reading& r = baseline.readings[i];
+    View& v = views_[i];
+    if (!r.error.empty()) throw Error("host_net_health: " + r.error, "use --hnh-netns self");
+    v.prev_ts_ns = r.ts_ns;
+    v.prev_interface = r.interface;
+    v.prev_counters = r.counters;
+    v.prev_ena = r.ena;
+    spdlog::info("host_net_health: netns {} ({}): interface {} (driver {}{}), every {} s", v.netns,
+                 v.pids.empty() ? "pyebpf's own" : "pid " + std::to_string(v.label_pid),
+                 r.interface.empty() ? "none" : r.interface, r.driver.value_or("none"),
+                 r.ena.available ? ", ENA allowance counters" : "", o.hnh_interval_s);
+  }
+  next_due_ns_ = monotonic_ns();
+}
+
+HostNetHealthTracker::Round HostNetHealthTracker::collect(bool counters_only) const {
+  Round round;
+  std::map<std::string, std::vector<FoundProcess>> found;
+  if (!counters_only) found = scan_processes(procs_);
+  const bool self_mode = ctx_->options.hnh_netns == "self";
+  for (const auto& view : views_) {
+    Reading r;
+    // This thread only (a helper thread): the runner's thread keeps its namespace.
+    if (setns(view.nsfd.get(), CLONE_NEWNET)) {
+      r.error = errno_text("setns into network namespace " + std::to_string(view.netns), errno);
+      round.readings.push_back(std::move(r));
+      continue;
+    }
+    r.ts_ns = monotonic_ns();
+    auto dev = net::parse_net_dev(read_text_file("/proc/thread-self/net/dev").value_or(""));
+    r.interface = ctx_->options.hnh_interface;
+    if (r.interface.empty())
+      r.interface = net::default_route_interface(read_text_file("/proc/thread-self/net/route").value_or(""),
+                                                 read_text_file("/proc/thread-self/net/ipv6_route").value_or(""))
+                        .value_or("");
+    if (auto it = dev.find(r.interface); it != dev.end()) r.counters = it->second;
+    if (!r.interface.empty()) {
+      r.driver = net::ethtool_driver(r.interface);
+      r.ena = hnh::ena_counters(net::ethtool_stats(r.interface));
+    }
+    if (!counters_only) {
+      r.ports = net::parse_port_range(read_text_file("/proc/sys/net/ipv4/ip_local_port_range").value_or(""));
+      try {
+        r.sockets = net::dump_tcp_sockets();
+      } catch (const Error& e) {
+        r.error = e.what();
+      }
+      r.conntrack_count = read_int("/proc/sys/net/netfilter/nf_conntrack_count");
+      r.conntrack_max = read_int("/proc/sys/net/netfilter/nf_conntrack_max");
+      for (const auto& name : procs_) {
+        std::vector<hnh::ProcessFds> mine;
+        for (const auto& p : found[name]) {
+          if (self_mode || p.netns == view.netns) mine.push_back(p.fds);
+        }
+        r.fds.push_back(hnh::fd_usage_of(name, std::move(mine)));
+      }
+    }
+    round.readings.push_back(std::move(r));
+  }
+  return round;
+}
+
+bool HostNetHealthTracker::view_alive(const View& v) const {
+  if (v.pids.empty()) return true;
+  for (const auto& t : ctx_->targets.all()) {
+    if (!t.exited && std::find(v.pids.begin(), v.pids.end(), t.pid) != v.pids.end()) return true;
+  }
+  return false;
+}
+
+void HostNetHealthTracker::emit(View& v, const Reading& r) {
+  if (!r.error.empty()) {
+    ++failures_;
+    if (!v.warned) spdlog::warn("host_net_health: netns {}: {}", v.netns, r.error);
+    v.warned = true;
+    return;
+  }
+  const auto& o = ctx_->options;
+  hnh::Figures f;
+  f.conns = hnh::summarize_connections(r.sockets, r.ports);
+  f.port_util_pct = hnh::port_util_pct(f.conns, r.ports);
+  f.fds = r.fds;
+  const bool same_iface = r.interface == v.prev_interface;
+  f.ena_delta = same_iface ? hnh::ena_deltas(r.ena, v.prev_ena) : hnh::ena_deltas(r.ena, hnh::EnaCounters{});
+  f.conntrack_count = r.conntrack_count;
+  f.conntrack_max = r.conntrack_max;
+  const auto& c = f.conns;
+
+  sinks::Event e;
+  e["metric"] = "host_net_health";
+  e["env"] = o.env;
+  add_time(e, ctx_->clock, r.ts_ns);
+  e["netns"] = v.netns;
+  e["netns_of"] = v.pids.empty() ? "self" : "target";
+  e["pid"] = v.label_pid;
+  e["pids"] = v.pids;
+  e["interface"] = r.interface;
+  e["driver"] = r.driver.value_or("");
+  e["interval_s"] = o.hnh_interval_s;
+  e["window_s"] = std::round(static_cast<double>(r.ts_ns - v.prev_ts_ns) / 1e6) / 1e3;
+  e["established_inbound"] = c.established_inbound;
+  e["established_outbound"] = c.established_outbound;
+  e["time_wait"] = c.time_wait;
+  e["close_wait"] = c.close_wait;
+  e["syn_sent"] = c.syn_sent;
+  e["syn_recv"] = c.syn_recv;
+  e["fin_wait"] = c.fin_wait;
+  e["last_ack"] = c.last_ack;
+  e["closing"] = c.closing;
+  e["listen"] = c.listen;
+  e["sockets"] = c.total;
+  e["max_time_wait_one_dst"] = c.max_time_wait_one_dst;
+  auto top = sinks::Event::array();
+  for (const auto& d : c.time_wait_top) top.push_back({{"dst", d.dst}, {"count", d.count}});
+  e["time_wait_top_dst"] = top;
+  e["port_util_pct"] = f.port_util_pct;
+  e["port_util_dst"] = c.max_ephemeral_dst;
+  e["ephemeral_ports"] = r.ports.size();
+  e["delta_bw_in"] = f.ena_delta.bw_in;
+  e["delta_bw_out"] = f.ena_delta.bw_out;
+  e["delta_pps"] = f.ena_delta.pps;
+  e["delta_conntrack"] = f.ena_delta.conntrack;
+  e["delta_linklocal"] = f.ena_delta.linklocal;
+  e["conntrack_available"] = r.ena.conntrack_available;
+  e["total_bw_in"] = r.ena.bw_in;
+  e["total_bw_out"] = r.ena.bw_out;
+  e["total_pps"] = r.ena.pps;
+  // Interface counters (/proc/net/dev); -1 when the interface is unknown.
+  auto counter = [&](const char* key, std::uint64_t net::InterfaceCounters::*field) {
+    e[key] = r.counters ? as_signed((*r.counters).*field) : -1;
+  };
+  auto delta = [&](const char* key, std::uint64_t net::InterfaceCounters::*field) {
+    bool ok = r.counters && v.prev_counters && same_iface && (*r.counters).*field >= (*v.prev_counters).*field;
+    e[key] = ok ? as_signed((*r.counters).*field - (*v.prev_counters).*field) : -1;
+  };
+  using IC = net::InterfaceCounters;
+  static const std::pair<const char*, std::uint64_t IC::*> kCounters[] = {
+      {"rx_bytes", &IC::rx_bytes},     {"tx_bytes", &IC::tx_bytes},     {"rx_packets", &IC::rx_packets},
+      {"tx_packets", &IC::tx_packets}, {"rx_errors", &IC::rx_errors},   {"tx_errors", &IC::tx_errors},
+      {"rx_dropped", &IC::rx_dropped}, {"tx_dropped", &IC::tx_dropped},
+  };
+  for (const auto& [key, field] : kCounters) counter(key, field);
+  for (const auto& [key, field] : kCounters) delta((std::string("delta_") + key).c_str(), field);
+  e["conntrack_count"] = r.conntrack_count;
+  e["conntrack_max"] = r.conntrack_max;
+  auto fd_usage = sinks::Event::array();
+  double fd_max = 0;
+  for (const auto& u : f.fds) {
+    sinks::Event item;
+    item["proc"] = u.proc;
+    item["pids"] = u.processes.size();
+    item["fd_count"] = u.fd_count_total;
+    item["fd_limit"] = u.min_limit;
+    item["fd_util_pct"] = u.max_util_pct;  // the worst process's own utilisation
+    item["max_pid"] = u.max_pid;
+    auto list = sinks::Event::array();
+    for (std::size_t i = 0; i < u.processes.size() && i < kMaxProcessesListed; ++i) {
+      const auto& p = u.processes[i];
+      list.push_back({{"pid", p.pid}, {"fd_count", p.fd_count}, {"fd_limit", p.fd_limit}, {"fd_util_pct", p.util_pct}});
+    }
+    item["processes"] = list;
+    fd_usage.push_back(item);
+    fd_max = std::max(fd_max, u.max_util_pct);
+  }
+  e["fd_usage"] = fd_usage;
+  e["fd_util_max_pct"] = fd_max;
+  e["warnings"] = hnh::warnings(f, thresholds_);
+  ctx_->sink.write(e);
+  ++snapshots_;
+
+  v.prev_ts_ns = r.ts_ns;
+  v.prev_interface = r.interface;
+  v.prev_counters = r.counters;
+  v.prev_ena = r.ena;
+}
+
+void HostNetHealthTracker::tick() {
+  if (pending_.valid() && pending_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    Round round = pending_.get();
+    for (std::size_t i = 0; i < views_.size() && i < round.readings.size(); ++i) {
+      if (view_alive(views_[i])) emit(views_[i], round.readings[i]);
+    }
+  }
+  std::uint64_t now = monotonic_ns();
+  if (pending_.valid() || now < next_due_ns_) return;
+  const std::uint64_t interval = static_cast<std::uint64_t>(ctx_->options.hnh_interval_s) * 1'000'000'000ULL;
+  next_due_ns_ += interval;
+  if (next_due_ns_ <= now) next_due_ns_ = now + interval;
+  pending_ = std::async(std::launch::async, [this] { return collect(false); });
+}
+
+std::string HostNetHealthTracker::summary() const {
+  return fmt::format("host_net_health: {} snapshots of {} network namespace(s), {} failed", snapshots_, views_.size(),
+                     failures_);
+}
+
+}  // namespace pyebpf::trackers

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: Apache-2.0
+// gil end to end: real interpreters, real contention, real BPF, on every hook
+// each interpreter offers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "harness.hpp"
+
+namespace pyebpf::e2e {
+namespace {
+
+using namespace std::chrono_literals;
+
+// One interpreter and one value of --gil-hook.
+struct GilCase {
+  PythonBuild python;
+  std::string hook;  // "auto" (= cond_wait everywhere here) or "take_gil"
+};
+
+void PrintTo(const GilCase& c, std::ostream* os) { *os << c.python.label << " --gil-hook " << c.hook; }
+
+std::vector<GilCase> gil_cases() {
+  std::vector<GilCase> out;
+  for (const auto& p : test_pythons()) {
+    out.push_back({p, "auto"});
+    // pyenv builds keep .symtab, so take_gil is there to probe; Debian's is stripped.
+    if (p.label.rfind("pyenv-", 0) == 0) out.push_back({p, "take_gil"});
+  }
+  return out;
+}
+
+class GilE2E : public ::testing::TestWithParam<GilCase> {
+ protected:
+  std::vector<std::string> args(pid_t pid, std::vector<std::string> extra = {}) {
+    std::vector<std::string> a{"-p", std::to_string(pid), "-e", "e2e", "--enable", "gil", "--gil-hook", GetParam().hook};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+  Json run(Workload& workload, std::vector<Pyebpf*> instances) {
+    for (auto* p : instances) p->wait_ready();
+    workload.go();
+    Json result = workload.result(120s);
+    for (auto* p : instances) {
+      p->stop();
+      EXPECT_EQ(p->exit_status(), 0) << p->stderr_text();
+    }
+    return result;
+  }
+};
+
+bool contains(const Json& e, const char* key, const std::string& needle) {
+  return e.at(key).get<std::string>().find(needle) != std::string::npos;
+}
+
+// The core promise: every waiter's waits appear, attributed to the thread that
+// held the GIL (named, with its stack), and add up to what the waiters measured.
+void check_waits_against_ground_truth(const Json& truth, const std::vector<Json>& events, const std::string& file) {
+  const long holder = truth.at("ids").at("GilHolder").get<long>();
+  const std::string sleep_frame = "wait_for_gil (" + file + ":";
+  ASSERT_EQ(truth.at("waited_ms").size(), 2u);
+  for (const auto& [name, measured] : truth.at("waited_ms").items()) {
+    auto waits = of_tid(events, truth.at("ids").at(name).get<long>());
+    const long sleeps = truth.at("sleeps").at(name).get<long>();
+    // One event per wait: a sleep ends in at most one wait for the GIL
+    // however many switch intervals it lasts (reporting each round would give
+    // about two events per sleep here). A few more waits come from the
+    // thread's start, its /proc reads, and the odd forced switch while it
+    // holds the GIL. Not every sleep ends in a wait: on a loaded machine the
+    // GIL is often free for a while after a switch (the holder not yet back
+    // on a CPU), and the thread measures no wait there either.
+    const auto n = static_cast<std::size_t>(sleeps);
+    ASSERT_GE(waits.size(), 10u) << name << ": too few gil_wait events to judge";
+    ASSERT_LE(waits.size(), n + n / 4 + 6) << name << ": waits split into several events";
+    double total_ms = 0;
+    std::size_t by_holder = 0, holder_stack_ok = 0, waiter_stack_ok = 0;
+    for (const auto& e : waits) {
+      total_ms += e.at("duration_ms").get<double>();
+      EXPECT_FALSE(contains(e, "waiter_py_stack", "<unknown>") || contains(e, "holder_py_stack", "<unknown>")) << e;
+      if (contains(e, "waiter_py_stack", sleep_frame)) {
+        ++waiter_stack_ok;
+        // Named once threading registered it; a thread's very first wait (to
+        // start running at all) comes before that and carries its comm.
+        EXPECT_EQ(e.at("thread_name"), name);
+      }
+      if (e.at("holder_tid").get<long>() != holder) continue;
+      ++by_holder;
+      EXPECT_EQ(e.at("holder_container_tid").get<long>(), holder);
+      EXPECT_EQ(e.at("holder_thread_name"), "GilHolder");
+      holder_stack_ok += contains(e, "holder_py_stack", "hold_the_gil (" + file + ":") &&
+                         e.at("holder_py_stack_depth").get<int>() > 0;
+    }
+    // The holder runs continuously; a waiter only rarely finds the other
+    // waiter in its few microseconds of Python between two sleeps.
+    EXPECT_GE(by_holder, waits.size() * 9 / 10) << name << ": holder not identified; example: " << waits.front();
+    EXPECT_GE(holder_stack_ok, by_holder * 95 / 100) << "example: " << waits.front();
+    EXPECT_GE(waiter_stack_ok, waits.size() * 95 / 100) << "example: " << waits.front();
+    const double truth_ms = measured.get<double>();
+    EXPECT_NEAR(total_ms, truth_ms, truth_ms * 0.25)
+        << name << ": pyebpf summed " << total_ms << " ms of GIL waits, the thread measured " << truth_ms << " ms";
+  }
+}
+
+TEST_P(GilE2E, WaitsMatchWhatWaitersMeasureWithHolderNamedAndItsStack) {
+  Workload workload(GetParam().python, "gil_waits.py", {"60", "0.01", "2", "late"});
+  Pyebpf pyebpf(args(workload.pid(), {"--gil-min-wait-ms", "0"}));
+  Json truth = run(workload, {&pyebpf});
+  check_waits_against_ground_truth(truth, pyebpf.events("gil_wait"), workload.ready().at("file"));
+  const std::string hook = GetParam().hook == "take_gil" ? "hook take_gil" : "hook cond_wait";
+  EXPECT_NE(pyebpf.stderr_text().find(hook), std::string::npos) << pyebpf.stderr_text();
+}
+
+// The holder existed before pyebpf attached, so its tid comes from the task
+// scan at start rather than from the thread-creation tracepoint.
+TEST_P(GilE2E, HolderStartedBeforeAttachIsIdentified) {
+  Workload workload(GetParam().python, "gil_waits.py", {"40", "0.005", "2", "early"});
+  Pyebpf pyebpf(args(workload.pid()));
+  Json truth = run(workload, {&pyebpf});
+  const long holder = truth.at("ids").at("GilHolder").get<long>();
+  auto events = pyebpf.events("gil_wait");
+  std::size_t by_holder = 0;
+  for (const auto& e : events) {
+    // The waiters' waits; the main thread's last ones (joining) come while
+    // the holder is already leaving hold_the_gil.
+    if (e.at("holder_thread_name") != "GilHolder" || !contains(e, "thread_name", "Waiter-")) continue;
+    ++by_holder;
+    EXPECT_EQ(e.at("holder_tid").get<long>(), holder);
+    EXPECT_EQ(e.at("holder_container_tid").get<long>(), holder);
+    EXPECT_TRUE(contains(e, "holder_py_stack", "hold_the_gil (")) << e;
+  }
+  EXPECT_GE(by_holder, 20u) << pyebpf.stderr_text();
+}
+
+TEST_P(GilE2E, SingleThreadedProcessNeverWaits) {
+  Workload workload(GetParam().python, "gil_single.py", {"1.5"});
+  Pyebpf pyebpf(args(workload.pid(), {"--gil-min-wait-ms", "0"}));
+  Json truth = run(workload, {&pyebpf});
+  ASSERT_GT(truth.at("releases").get<long>(), 500) << "the workload should release the GIL often";
+  EXPECT_TRUE(pyebpf.events("gil_wait").empty()) << pyebpf.events("gil_wait").front();
+  EXPECT_NE(pyebpf.stderr_text().find(" 0 GIL waits"), std::string::npos) << pyebpf.stderr_text();
+}
+
+// Three pyebpf instances watch the same waits at once with different flags;
+// what each reports must follow from the unfiltered one exactly as documented.
+TEST_P(GilE2E, ThresholdFlagsFilterWaitsAndStacksAsDocumented) {
+  Workload workload(GetParam().python, "gil_mixed.py", {"2.5", "2"});
+  Pyebpf all(args(workload.pid(), {"--gil-min-wait-ms", "0"}));
+  Pyebpf filtered(args(workload.pid(), {"--gil-min-wait-ms", "2", "--gil-py-min-ms", "4"}));
+  Pyebpf no_stacks(args(workload.pid(), {"--gil-min-wait-ms", "0", "--gil-py-enable", "false"}));
+  run(workload, {&all, &filtered, &no_stacks});
+
+  auto reference = all.events("gil_wait");
+  auto kept = filtered.events("gil_wait");
+  auto bare = no_stacks.events("gil_wait");
+  std::size_t short_waits = 0, mid_waits = 0, long_waits = 0;
+  for (const auto& e : reference) {
+    double ms = e.at("duration_ms").get<double>();
+    short_waits += ms < 2;
+    mid_waits += ms >= 2 && ms < 4;
+    long_waits += ms >= 4;
+  }
+  ASSERT_GT(short_waits, 10u) << "the workload should produce waits on both sides of each threshold";
+  ASSERT_GT(mid_waits, 10u);
+  ASSERT_GT(long_waits, 10u);
+
+  // --gil-min-wait-ms 2: exactly the reference's waits of >= 2 ms (the
+  // instances time the same wait a few microseconds apart: ignore those
+  // within 0.1 ms of the threshold).
+  auto count_at_least = [](const std::vector<Json>& events, double ms) {
+    return std::count_if(events.begin(), events.end(),
+                         [&](const Json& e) { return e.at("duration_ms").get<double>() >= ms; });
+  };
+  for (const auto& e : kept) EXPECT_GE(e.at("duration_ms").get<double>(), 2.0) << e;
+  EXPECT_GE(static_cast<long>(kept.size()), count_at_least(reference, 2.1));
+  EXPECT_LE(static_cast<long>(kept.size()), count_at_least(reference, 1.9));
+  // --gil-py-min-ms 4: stacks only from 4 ms; empty with depth 0 below.
+  std::size_t with_stacks = 0;
+  for (const auto& e : kept) {
+    double ms = e.at("duration_ms").get<double>();
+    bool has = e.at("waiter_py_stack_depth").get<int>() > 0 && e.at("holder_py_stack_depth").get<int>() > 0;
+    if (ms < 4) {
+      EXPECT_EQ(e.at("waiter_py_stack"), "") << e;
+      EXPECT_EQ(e.at("waiter_py_stack_depth"), 0) << e;
+      EXPECT_EQ(e.at("holder_py_stack"), "") << e;
+      EXPECT_EQ(e.at("holder_py_stack_depth"), 0) << e;
+    } else {
+      with_stacks += has;
+    }
+  }
+  EXPECT_GE(with_stacks, static_cast<std::size_t>(count_at_least(kept, 4.0)) * 9 / 10);
+  EXPECT_NE(filtered.stderr_text().find("below --gil-py-min-ms"), std::string::npos);
+
+  // --gil-py-enable false: the same waits, never a stack.
+  EXPECT_NEAR(static_cast<double>(bare.size()), static_cast<double>(reference.size()), reference.size() * 0.05 + 2);
+  for (const auto& e : bare) {
+    EXPECT_EQ(e.at("waiter_py_stack"), "");
+    EXPECT_EQ(e.at("holder_py_stack_depth"), 0);
+  }
+  // Stacks are on by default: the reference has them.
+  std::size_t reference_with_stacks = 0;
+  for (const auto& e : reference) reference_with_stacks += e.at("waiter_py_stack_depth").get<int>() > 0;
+  EXPECT_GE(reference_with_stacks, reference.size() * 9 / 10);
+}
+
+INSTANTIATE_TEST_SUITE_P(Pythons, GilE2E, ::testing::ValuesIn(gil_cases()), [](const auto& info) {
+  return build_test_name(info.param.python) + "_" + info.param.hook;
+});
+
+}  // namespace
+}  // namespace pyebpf::e2e

@@ -1,0 +1,120 @@
+// Folded stacks and speedscope output: format, weights per kind, file names.
+#include "sinks/flame_graph_sink.hpp"
+
+#include <gtest/gtest.h>
+
+#include "sinks/stacks.hpp"
+
+namespace pyebpf::sinks {
+namespace {
+
+using Json = Event;
+
+Json ev(const char* metric, long tid, const char* thread) {
+  return {{"metric", metric}, {"pid", 10}, {"tid", tid}, {"thread_name", thread}};
+}
+
+FlameGraphSink make() { return FlameGraphSink({"", "", 100, "title", "pyebpf test"}); }
+
+TEST(FlameGraph, DerivedFileNames) {
+  EXPECT_EQ(FlameGraphSink::derived_path("out/prof.folded", "off_cpu"), "out/prof.off_cpu.folded");
+  EXPECT_EQ(FlameGraphSink::derived_path("out/prof", "gil_wait"), "out/prof.gil_wait");
+  EXPECT_EQ(FlameGraphSink::derived_path("out.d/prof", "gil_wait"), "out.d/prof.gil_wait");
+  EXPECT_EQ(FlameGraphSink::derived_path(".hidden", "off_cpu"), ".hidden.off_cpu");
+  EXPECT_EQ(FlameGraphSink::derived_path("prof.folded", ""), "prof.folded");
+}
+
+TEST(FlameGraph, CpuSamplesAreCountedPerStack) {
+  auto sink = make();
+  for (int i = 0; i < 3; ++i) {
+    Json e = ev("py_stack", 1, "Main");
+    e["stack"] = "main (a.py:1);work (a.py:5)";
+    sink.write(e);
+  }
+  Json other = ev("py_stack", 2, "Worker");
+  other["stack"] = "main (a.py:1);idle (a.py:9)";
+  sink.write(other);
+  sink.write(ev("py_stack", 2, "Worker"));  // no stack: nothing to draw
+  EXPECT_EQ(sink.folded_text(FlameGraphSink::Cpu), "main (a.py:1);idle (a.py:9) 1\nmain (a.py:1);work (a.py:5) 3\n");
+  EXPECT_EQ(sink.folded_text(FlameGraphSink::OffCpu), "");
+}
+
+TEST(FlameGraph, TimeKindsAreWeightedInMicroseconds) {
+  auto sink = make();
+  Json off = ev("off_cpu", 1, "Main");
+  off["py_stack"] = "main (a.py:1);sleepy (a.py:3)";
+  off["kernel_stack"] = Json::array({"schedule", "do_nanosleep", "__x64_sys_nanosleep+0x12"});  // leaf first
+  off["off_cpu_ms"] = 12.5;
+  sink.write(off);
+  sink.write(off);
+  Json gil = ev("gil_wait", 1, "Main");
+  gil["waiter_py_stack"] = "main (a.py:1);io (a.py:7)";
+  gil["holder_thread_name"] = "Hog";
+  gil["duration_ms"] = 2.25;
+  sink.write(gil);
+  EXPECT_EQ(sink.folded_text(FlameGraphSink::OffCpu),
+            "main (a.py:1);sleepy (a.py:3);__x64_sys_nanosleep_[k];do_nanosleep_[k];schedule_[k] 25000\n");
+  EXPECT_EQ(sink.folded_text(FlameGraphSink::Gil), "main (a.py:1);io (a.py:7);GIL held by Hog 2250\n");
+  EXPECT_EQ(sink.folded_text(FlameGraphSink::Cpu), "");
+}
+
+TEST(FlameGraph, SpeedscopeHasOneProfilePerThreadAndKind) {
+  auto sink = make();
+  for (int i = 0; i < 4; ++i) {
+    Json e = ev("py_stack", 1, "Main");
+    e["stack"] = i < 3 ? "main (a.py:1);work (a.py:5)" : "main (a.py:1)";
+    sink.write(e);
+  }
+  Json e2 = ev("py_stack", 2, "Worker");
+  e2["stack"] = "run (b.py:2)";
+  sink.write(e2);
+  Json off = ev("off_cpu", 1, "Main");
+  off["py_stack"] = "main (a.py:1)";
+  off["kernel_stack"] = Json::array({"entry_SYSCALL_64", "schedule"});
+  off["off_cpu_ms"] = 7.0;
+  sink.write(off);
+
+  auto doc = nlohmann::json::parse(sink.speedscope_json());
+  EXPECT_EQ(doc["$schema"], "https://www.speedscope.app/file-format-schema.json");
+  EXPECT_EQ(doc["exporter"], "pyebpf test");
+  const auto& frames = doc["shared"]["frames"];
+  const auto& profiles = doc["profiles"];
+  ASSERT_EQ(profiles.size(), 3u);
+  // CPU profiles first, heaviest first; weights in ms = samples / 100 Hz.
+  EXPECT_EQ(profiles[0]["name"], "Main (pid 10 tid 1) · CPU");
+  EXPECT_EQ(profiles[0]["type"], "sampled");
+  EXPECT_EQ(profiles[0]["unit"], "milliseconds");
+  EXPECT_EQ(profiles[0]["weights"], nlohmann::json::array({30.0, 10.0}));
+  EXPECT_DOUBLE_EQ(profiles[0]["endValue"].get<double>(), 40.0);
+  EXPECT_EQ(profiles[1]["name"], "Worker (pid 10 tid 2) · CPU");
+  EXPECT_EQ(profiles[2]["name"], "Main (pid 10 tid 1) · off-CPU");
+  EXPECT_EQ(profiles[2]["weights"], nlohmann::json::array({7.0}));
+  // Frames: Python ones carry file and line; kernel ones are marked.
+  auto first = profiles[0]["samples"][0];
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(frames[first[0].get<int>()], nlohmann::json({{"name", "main"}, {"file", "a.py"}, {"line", 1}}));
+  EXPECT_EQ(frames[first[1].get<int>()], nlohmann::json({{"name", "work"}, {"file", "a.py"}, {"line", 5}}));
+  auto off_stack = profiles[2]["samples"][0];
+  ASSERT_EQ(off_stack.size(), 3u);
+  EXPECT_EQ(frames[off_stack[1].get<int>()]["name"], "entry_SYSCALL_64 [kernel]");
+  for (const auto& p : profiles) EXPECT_EQ(p["samples"].size(), p["weights"].size());
+}
+
+TEST(Stacks, FramesAndKernelWaits) {
+  EXPECT_EQ(split_frames("a (x.py:1);b (x.py:2)"), (std::vector<std::string>{"a (x.py:1)", "b (x.py:2)"}));
+  EXPECT_TRUE(split_frames("").empty());
+  auto f = parse_py_frame("Class.method (/srv/my app/x.py:120)");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->function, "Class.method");
+  EXPECT_EQ(f->file, "/srv/my app/x.py");
+  EXPECT_EQ(f->line, 120);
+  EXPECT_FALSE(parse_py_frame("<unknown>"));
+  EXPECT_EQ(short_stack("a (/x/y.py:1);b (/z/w.py:2)"), "a (y.py:1);b (w.py:2)");
+  EXPECT_EQ(function_of("a (/x/y.py:1)"), "a (/x/y.py)");
+  EXPECT_EQ(kernel_wait(Json{{"kernel_stack", {"schedule", "futex_wait", "__x64_sys_futex"}}}), "futex");
+  EXPECT_EQ(kernel_wait(Json{{"kernel_stack", {"entry_SYSCALL_64", "pipe_read", "schedule"}}}), "pipe_read");
+  EXPECT_EQ(kernel_wait(Json{{"kernel_stack", Json::array()}}), "-");
+}
+
+}  // namespace
+}  // namespace pyebpf::sinks

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+// gil tracker logic that needs no root: per-version BPF configuration from the
+// offsets table, hook symbol selection, flag parsing, duration formatting.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "app/cli.hpp"
+#include "pyebpf/error.hpp"
+#include "python/elf_file.hpp"
+#include "python/offsets.hpp"
+#include "trackers/gil.hpp"
+
+namespace pyebpf {
+namespace {
+
+TEST(GilProc, EverySupportedVersionHasItsGilFieldsWhereBpfReadsThem) {
+  const auto& table = python::OffsetsTable::embedded();
+  for (const auto& minor : table.minors()) {
+    const auto* row = table.find(3, std::stoi(minor.substr(2)));
+    ASSERT_NE(row, nullptr) << minor;
+    pyebpf_gil_proc p = trackers::make_gil_proc(*row, 0x1000, PYEBPF_GIL_HOOK_COND_WAIT);
+    EXPECT_EQ(p.gil, 0x1000u);
+    EXPECT_EQ(p.cond, 0x1000u + row->require("gil.cond")) << minor;
+    for (auto off : {p.locked, p.last_holder, p.switch_number}) EXPECT_LT(off, PYEBPF_GIL_STATE_BYTES) << minor;
+    EXPECT_EQ(p.last_holder % 8, 0) << minor;
+    EXPECT_EQ(p.hook, PYEBPF_GIL_HOOK_COND_WAIT);
+    // 3.12 moved the GIL under the interpreter (gh-104812): only there does
+    // BPF check which interpreter a waiter belongs to.
+    bool per_interpreter = minor == "3.12" || minor == "3.13";
+    EXPECT_EQ(p.tstate_interp != PYEBPF_NO_OFFSET, per_interpreter) << minor;
+    EXPECT_EQ(p.interp_ceval_gil != PYEBPF_NO_OFFSET, per_interpreter) << minor;
+  }
+}
+
+TEST(GilProc, RowWithoutGilFieldsIsRejectedNamingTheField) {
+  python::OffsetsRow row;
+  row.minor = "3.99";
+  row.fields["gil.cond"] = 32;
+  row.fields["gil.last_holder"] = 8;
+  row.fields["gil.switch_number"] = 24;
+  row.fields["runtime.gil"] = 0;
+  try {
+    trackers::make_gil_proc(row, 0, PYEBPF_GIL_HOOK_TAKE_GIL);
+    FAIL() << "accepted a row without gil.locked";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gil.locked"), std::string::npos) << e.what();
+  }
+  row.fields["gil.locked"] = 40;  // beyond what BPF reads in one go
+  EXPECT_THROW(trackers::make_gil_proc(row, 0, PYEBPF_GIL_HOOK_TAKE_GIL), Error);
+}
+
+// pyenv 3.8 has both take_gil and a take_gil.constprop.0 clone; both are
+// called, so both are probed.
+TEST(GilHooks, TakeGilClonesAreEntryPointsButSplitPartsAreNot) {
+  const std::string lib = std::string(getenv("HOME") ? getenv("HOME") : "/root") +
+                          "/.pyenv/versions/3.8.18/lib/libpython3.8.so.1.0";
+  if (!std::filesystem::exists(lib)) GTEST_SKIP() << lib << " is not installed";
+  auto functions = trackers::take_gil_functions(python::ElfFile::open(lib));
+  std::vector<std::string> names;
+  for (const auto& f : functions) names.push_back(f.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"take_gil", "take_gil.constprop.0"}));
+}
+
+// The cond_wait hook relies on take_gil waiting in the C library's
+// pthread_cond_timedwait through the PLT: check every interpreter installed.
+TEST(GilHooks, InstalledInterpretersCallPthreadCondTimedwaitFromTheCLibrary) {
+  std::vector<std::string> files;
+  const std::string pyenv = std::string(getenv("HOME") ? getenv("HOME") : "/root") + "/.pyenv/versions";
+  for (const char* v : {"3.8.18", "3.9.18", "3.10.13", "3.11.7", "3.12.1", "3.13.0"}) {
+    std::string minor(v, std::string(v).rfind('.'));
+    files.push_back(pyenv + "/" + v + "/lib/libpython" + minor + ".so.1.0");
+  }
+  files.push_back("/usr/bin/python3.11");
+  std::size_t checked = 0;
+  for (const auto& f : files) {
+    if (!std::filesystem::exists(f)) continue;
+    auto elf = python::ElfFile::open(f);
+    EXPECT_TRUE(elf.imports("pthread_cond_timedwait")) << f;
+    EXPECT_FALSE(elf.imports("take_gil")) << f;
+    ++checked;
+  }
+  if (!checked) GTEST_SKIP() << "no CPython 3.8-3.13 installed";
+}
+
+// glibc defines pthread_cond_timedwait twice: the default @@GLIBC_2.3.2 and a
+// compatibility @GLIBC_2.2.5 (the pre-2.3.2 condvar). Probing the wrong one
+// would silently see nothing: the symbol must be the one the dynamic linker
+// binds new programs to, i.e. what dlsym returns.
+TEST(ElfVersions, DefaultVersionOfAVersionedSymbolWins) {
+  void* addr = dlsym(RTLD_DEFAULT, "pthread_cond_timedwait");
+  ASSERT_NE(addr, nullptr);
+  Dl_info info{};
+  ASSERT_NE(dladdr(addr, &info), 0);
+  auto elf = python::ElfFile::open(info.dli_fname);
+  auto sym = elf.symbol("pthread_cond_timedwait");
+  ASSERT_TRUE(sym);
+  std::uint64_t bias = elf.is_shared_object() ? reinterpret_cast<std::uint64_t>(info.dli_fbase) : 0;
+  EXPECT_EQ(sym->value + bias, reinterpret_cast<std::uint64_t>(addr)) << info.dli_fname;
+}
+
+std::optional<app::Options> parse(std::vector<std::string> args) {
+  args.insert(args.begin(), {"pyebpf", "-p", "1", "-e", "t"});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  int code = 0;
+  return app::parse_command_line(static_cast<int>(argv.size()), argv.data(), code);
+}
+
+TEST(GilFlags, DefaultsMatchTheOriginalTool) {
+  auto o = parse({});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->gil_min_wait_ms, 1.0);
+  EXPECT_TRUE(o->gil_py_enable);
+  EXPECT_EQ(o->gil_py_min_ms, 0.0);
+  EXPECT_EQ(o->gil_hook, "auto");
+}
+
+TEST(GilFlags, PyEnableTakesAValueOrANegation) {
+  EXPECT_FALSE(parse({"--gil-py-enable", "false"})->gil_py_enable);
+  EXPECT_FALSE(parse({"--gil-py-enable=false"})->gil_py_enable);
+  EXPECT_FALSE(parse({"--no-gil-py-enable"})->gil_py_enable);
+  EXPECT_TRUE(parse({"--gil-py-enable"})->gil_py_enable);
+  EXPECT_TRUE(parse({"--gil-py-enable", "true", "--gil-min-wait-ms", "3"})->gil_py_enable);
+  auto o = parse({"--gil-py-enable", "--gil-min-wait-ms", "2.5", "--gil-py-min-ms", "4"});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->gil_min_wait_ms, 2.5);
+  EXPECT_EQ(o->gil_py_min_ms, 4.0);
+}
+
+TEST(GilFlags, BadValuesAreUsageErrors) {
+  EXPECT_FALSE(parse({"--gil-hook", "futex"}));
+  EXPECT_FALSE(parse({"--gil-min-wait-ms", "-1"}));
+  EXPECT_FALSE(parse({"--gil-py-enable", "maybe"}));
+  EXPECT_EQ(parse({"--gil-hook", "take_gil"})->gil_hook, "take_gil");
+}
+
+TEST(GilEvent, DurationsPrintInMillisecondsRoundedToMicroseconds) {
+  EXPECT_EQ(trackers::ns_to_ms(0), 0.0);
+  EXPECT_EQ(trackers::ns_to_ms(1'000'000), 1.0);
+  EXPECT_EQ(trackers::ns_to_ms(5'123'499), 5.123);
+  EXPECT_EQ(trackers::ns_to_ms(5'123'500), 5.124);
+}
+
+}  // namespace
+}  // namespace pyebpf

@@ -1,0 +1,260 @@
+// The end-of-run report from synthetic events of every tracker (their fields
+// as the issues define them): the numbers in each section and the width.
+#include "sinks/report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace pyebpf::sinks {
+namespace {
+
+using Json = Event;
+
+std::size_t columns(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+void expect_fits(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) EXPECT_LE(columns(line), Report::kWidth) << line;
+}
+
+// The line of `text` that contains `needle` (empty if none), with runs of
+// spaces squashed to one so assertions name values, not column widths.
+std::string line_with(const std::string& text, const std::string& needle) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string out;
+    for (char c : line) {
+      if (c == ' ' && !out.empty() && out.back() == ' ') continue;
+      out += c;
+    }
+    if (out.find(needle) != std::string::npos) return out;
+  }
+  return {};
+}
+
+Json thread_event(const char* metric, const char* thread, long tid) {
+  return {{"metric", metric}, {"env", "t"}, {"ts", "2026-11-29T16:14:43.000000Z"}, {"ts_us", 1}, {"pid", 100},
+          {"tid", tid},       {"comm", "python3"}, {"thread_name", thread}};
+}
+
+TEST(Distribution, NearestRankPercentiles) {
+  Distribution d;
+  for (int i = 1; i <= 100; ++i) d.add(i);
+  EXPECT_EQ(d.count(), 100u);
+  EXPECT_DOUBLE_EQ(d.total(), 5050);
+  EXPECT_DOUBLE_EQ(d.percentile(0.5), 50);
+  EXPECT_DOUBLE_EQ(d.percentile(0.99), 99);
+  EXPECT_DOUBLE_EQ(d.percentile(1.0), 100);
+  EXPECT_DOUBLE_EQ(d.max(), 100);
+  Distribution one;
+  one.add(7);
+  EXPECT_DOUBLE_EQ(one.percentile(0.99), 7);
+  EXPECT_DOUBLE_EQ(Distribution().percentile(0.5), 0);
+}
+
+TEST(Report, CpuSharesAndFunctions) {
+  Report r;
+  auto sample = [&](const char* thread, const std::string& stack) {
+    Json e = thread_event("py_stack", thread, 1);
+    e["stack"] = stack;
+    r.add(e);
+  };
+  const std::string root = "<module> (/srv/app/main.py:40)";
+  for (int i = 0; i < 60; ++i) sample("MainThread", root + ";handle (/srv/app/views.py:12);render (/srv/app/views.py:30)");
+  for (int i = 0; i < 30; ++i) sample("Worker-1", root + ";handle (/srv/app/views.py:12);query (/srv/app/db.py:7)");
+  for (int i = 0; i < 10; ++i) sample("Worker-1", root + ";handle (/srv/app/views.py:13)");
+  std::string text = r.render();
+  expect_fits(text);
+  EXPECT_NE(text.find("[py_stack: 100 samples, 2 threads]"), std::string::npos) << text;
+  std::string top = line_with(text, "render (views.py:30)");
+  EXPECT_NE(top.find("60.0%"), std::string::npos) << top;
+  EXPECT_NE(top.find(" 60 MainThread"), std::string::npos) << top;
+  EXPECT_NE(line_with(text, "query (db.py:7)").find("30.0%"), std::string::npos);
+  // Functions: handle is on top in 10 samples (line 13) and in all 100.
+  std::string handle = line_with(text, "handle (/srv/app/views.py)");
+  EXPECT_NE(handle.find("10.0% 100.0%"), std::string::npos) << handle;
+  EXPECT_NE(text.find("threads: MainThread 60.0%, Worker-1 40.0%"), std::string::npos) << text;
+}
+
+TEST(Report, GilHoldersByWaitCaused) {
+  Report r;
+  auto wait = [&](const char* waiter, double ms, const char* holder, const char* holder_stack) {
+    Json e = thread_event("gil_wait", waiter, 2);
+    e["duration_ms"] = ms;
+    e["holder_tid"] = 9;
+    e["holder_thread_name"] = holder;
+    e["waiter_py_stack"] = "run (w.py:1);io (w.py:5)";
+    e["holder_py_stack"] = holder_stack;
+    r.add(e);
+  };
+  for (int i = 0; i < 4; ++i) wait("Waiter-1", 10, "CpuHog", "run (h.py:1);crunch (/srv/h.py:22)");
+  for (int i = 0; i < 2; ++i) wait("Waiter-2", 5, "CpuHog", "run (h.py:1);crunch (/srv/h.py:22)");
+  wait("Waiter-1", 1, "Other", "");
+  std::string text = r.render();
+  expect_fits(text);
+  EXPECT_NE(text.find("[gil_wait: 7 waits]\n  waits: total 51.000 ms, p50 10.000 ms, p99 10.000 ms, max 10.000 ms\n"),
+            std::string::npos)
+      << text;
+  std::string hog = line_with(text, "CpuHog");
+  EXPECT_NE(hog.find("50.000 6 CpuHog"), std::string::npos) << hog;
+  EXPECT_NE(hog.find("crunch (h.py:22)"), std::string::npos) << hog;
+  // The waiting threads are listed under their holder's row.
+  auto waiters = text.find("waiting (ms): Waiter-1 40.000, Waiter-2 10.000\n");
+  ASSERT_NE(waiters, std::string::npos) << text;
+  EXPECT_LT(text.find("CpuHog"), waiters);
+  EXPECT_LT(waiters, text.find("Other"));
+  EXPECT_NE(line_with(text, "Other").find("(no Python stack)"), std::string::npos);
+  // Largest first.
+  EXPECT_LT(text.find("CpuHog"), text.find("Other"));
+}
+
+TEST(Report, GcPausesByGeneration) {
+  Report r;
+  auto gc = [&](int gen, double ms) {
+    Json e = thread_event("gc_pause", "MainThread", 1);
+    e["duration_ms"] = ms;
+    e["generation"] = gen;
+    r.add(e);
+  };
+  for (int i = 1; i <= 100; ++i) gc(0, i * 0.01);  // 0.01 .. 1.00 ms
+  gc(2, 25.5);
+  gc(2, 30.0);
+  std::string text = r.render();
+  expect_fits(text);
+  EXPECT_NE(text.find("[gc_pause: 102 collections, 106.0 ms]"), std::string::npos) << text;
+  std::string gen0 = line_with(text, " 0 100 ");
+  EXPECT_NE(gen0.find("50.500 0.500 0.990 1.000"), std::string::npos) << text;
+  std::string gen2 = line_with(text, " 2 2 ");
+  EXPECT_NE(gen2.find("55.500 25.500 30.000 30.000"), std::string::npos) << text;
+  EXPECT_NE(line_with(text, " all 102").find("106.0 0."), std::string::npos) << text;
+}
+
+TEST(Report, OffCpuReasonsWhicheverStackOrder) {
+  Report r;
+  auto off = [&](const char* thread, double ms, Json kernel, const char* state = "S") {
+    Json e = thread_event("off_cpu", thread, 3);
+    e["off_cpu_ms"] = ms;
+    e["runq_ms"] = 0.5;
+    e["prev_state"] = state;
+    e["kernel_stack"] = std::move(kernel);
+    e["py_stack"] = "main (/srv/a.py:1);wait_for_lock (/srv/a.py:9)";
+    r.add(e);
+  };
+  // Leaf first (as the original tool) and root first: both give "futex".
+  off("Locker", 100, {"schedule", "futex_wait_queue", "futex_wait", "do_futex", "__x64_sys_futex", "do_syscall_64"});
+  off("Locker", 50, {"entry_SYSCALL_64", "do_syscall_64", "__x64_sys_futex", "do_futex", "futex_wait", "schedule"});
+  off("Sleeper", 20, {"entry_SYSCALL_64", "do_nanosleep", "schedule"});
+  Json agg = thread_event("off_cpu", "Piper", 4);  // aggregated mode: one event for many switches
+  agg["off_cpu_ms"] = 300;
+  agg["count"] = 3;
+  agg["prev_state"] = "S";
+  agg["kernel_stack"] = Json::array({"__x64_sys_read+0x1a", "pipe_read", "schedule"});
+  r.add(agg);
+  std::string text = r.render();
+  expect_fits(text);
+  EXPECT_NE(text.find("[off_cpu: 6 switches, 470.0 ms off CPU, 1.500 ms in run queue]"), std::string::npos) << text;
+  std::string futex = line_with(text, "futex");
+  EXPECT_NE(futex.find("150.0 2 100.0 S futex"), std::string::npos) << futex;
+  EXPECT_NE(futex.find("wait_for_lock (a.py:9)"), std::string::npos) << futex;
+  EXPECT_NE(line_with(text, "Sleeper").find("do_nanosleep"), std::string::npos) << text;
+  std::string read = line_with(text, "Piper");
+  EXPECT_NE(read.find("300.0 3 100.0 S read"), std::string::npos) << read;
+  EXPECT_LT(text.find("Piper"), text.find("Locker"));  // most time first
+}
+
+TEST(Report, TcpLatencyAndLoss) {
+  Report r;
+  auto connect = [&](const char* outcome, double us) {
+    Json e = thread_event("tcp_connect", "MainThread", 1);
+    e["outcome"] = outcome;
+    e["handshake_us"] = us;
+    r.add(e);
+  };
+  for (int i = 1; i <= 100; ++i) connect("success", i * 100.0);  // 0.1 .. 10 ms
+  connect("refused", 50);
+  Json a = thread_event("tcp_accept", "Acceptor", 2);
+  a["accept_dwell_us"] = 2500;
+  a["handshake_rtt_us"] = 40;
+  a["accept_queue_len"] = 128;
+  a["accept_queue_max"] = 128;
+  r.add(a);
+  for (const char* ev : {"retransmit", "retransmit", "recv_rst"}) {
+    Json l = {{"metric", "tcp_loss"}, {"event", ev}, {"dst_ip", "10.0.0.2"}, {"dst_port", 443}};
+    r.add(l);
+  }
+  std::string text = r.render();
+  expect_fits(text);
+  EXPECT_NE(line_with(text, " success").find("100 5.000 9.900 10.000"), std::string::npos) << text;
+  EXPECT_NE(line_with(text, " refused").find("1 0.050 0.050 0.050"), std::string::npos) << text;
+  EXPECT_NE(text.find("[tcp_accept: 1 accepts; accept queue full at 1 of them]"), std::string::npos) << text;
+  EXPECT_NE(line_with(text, "accept-queue dwell").find("1 2.500 2.500 2.500"), std::string::npos);
+  EXPECT_NE(text.find("by event: retransmit 2, recv_rst 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("top peers: 10.0.0.2:443 3"), std::string::npos) << text;
+}
+
+TEST(Report, HandoffAndHostNetHealth) {
+  Report r;
+  for (int i = 1; i <= 10; ++i) {
+    Json e = thread_event("handoff", "ThreadPoolExecutor-0_0", 5);
+    e["handoff_ms"] = i * 1.0;
+    e["worker_thread_name"] = i % 2 ? "ThreadPoolExecutor-0_0" : "ThreadPoolExecutor-0_1";
+    r.add(e);
+  }
+  for (int i = 0; i < 3; ++i) {
+    r.add({{"metric", "request_queue"}, {"picked_up", 10}, {"cancelled", i}, {"queued_max", 2 + i},
+           {"oldest_queued_ms", 1.5 * i}, {"threads_used", 2}});
+  }
+  for (int i = 0; i < 2; ++i) {
+    Json h = {{"metric", "host_net_health"}, {"established_inbound", 5}, {"established_outbound", 7},
+              {"time_wait", 3},              {"close_wait", 150},       {"syn_sent", 0},
+              {"syn_recv", 0},               {"warnings", {"close_wait=150 (possible fd leak)"}}};
+    r.add(h);
+  }
+  std::string text = r.render();
+  expect_fits(text);
+  EXPECT_NE(line_with(text, " all ").find("10 5.000 10.000 10.000"), std::string::npos) << text;
+  EXPECT_NE(line_with(text, "ThreadPoolExecutor-0_1").find("5 6.000 10.000 10.000"), std::string::npos);
+  for (const char* item : {"request_queue: 3 summaries, 30 picked up, 3 cancelled,", "at most 4 waiting,",
+                           "oldest wait 3.000 ms,", "2 worker threads"})
+    EXPECT_NE(text.find(item), std::string::npos) << item << "\n" << text;
+  EXPECT_NE(text.find("[host_net_health: 2 snapshots]"), std::string::npos);
+  EXPECT_NE(text.find("5 established in / 7 out, 3 time_wait, 150 close_wait"), std::string::npos) << text;
+  EXPECT_NE(line_with(text, "possible fd leak").find(" 2 close_wait=150"), std::string::npos) << text;
+}
+
+TEST(Report, LongNamesStayWithinTheWidth) {
+  Report r;
+  std::string deep;
+  for (int i = 0; i < 50; ++i) deep += (deep.empty() ? "" : ";") + std::string("función_muy_larga_") + std::to_string(i) + " (/very/long/path/to/a/módulo.py:" + std::to_string(i) + ")";
+  Json e = thread_event("py_stack", "A-thread-with-a-really-long-name-that-goes-on", 1);
+  e["stack"] = deep;
+  r.add(e);
+  Json g = thread_event("gil_wait", "waiter-with-a-long-long-long-long-name", 2);
+  g["duration_ms"] = 3;
+  g["holder_thread_name"] = "holder-with-a-long-long-long-long-long-name";
+  g["holder_py_stack"] = deep;
+  r.add(g);
+  std::string text = r.render();
+  expect_fits(text);
+  EXPECT_NE(text.find("función_muy_larga_49 (módulo.py:49)"), std::string::npos) << text;  // the leaf survives the cut
+}
+
+TEST(Report, EndOfRunTextHasSummaryLinesThenReport) {
+  Report r;
+  std::string text = end_of_run_text(12.34, "received SIGINT", {"py_stack: 5 samples", "sqlite: 5 events"}, &r);
+  EXPECT_EQ(text.rfind("pyebpf: ran 12.3 s (received SIGINT)\npyebpf: py_stack: 5 samples\npyebpf: sqlite: 5 events\n\n"
+                       "Events: none\n",
+                       0),
+            0u)
+      << text;
+}
+
+}  // namespace
+}  // namespace pyebpf::sinks
