@@ -28,54 +28,74 @@ std::optional<std::uint64_t> ThreadNames::active_dict() {
   return active_;
 }
 
-std::optional<std::int64_t> ThreadNames::active_used() const {
+std::optional<ThreadNames::Insertions> ThreadNames::active_insertions() const {
   if (!active_) return std::nullopt;
-  return objects_.memory().read_value<std::int64_t>(*active_ + objects_.offsets().require("dict.used"));
+  const OffsetsRow& off = objects_.offsets();
+  auto keys = objects_.memory().read_u64(*active_ + off.require("dict.keys"));
+  if (!keys || !*keys) return std::nullopt;
+  auto nentries = objects_.memory().read_value<std::int64_t>(*keys + off.require("dictkeys.nentries"));
+  if (!nentries) return std::nullopt;
+  return Insertions{*keys, *nentries};
 }
 
 void ThreadNames::refresh() {
   last_refresh_ns_ = monotonic_ns();
   auto active = active_dict();
   if (!active) return;
-  used_at_refresh_ = active_used().value_or(-1);
-  std::unordered_map<std::uint64_t, std::string> fresh;
+  insertions_at_refresh_ = active_insertions().value_or(Insertions{});
+  Names fresh;
   objects_.for_each_dict_item(*active, [&](std::uint64_t key, std::uint64_t thread) {
     auto ident = objects_.read_int(key);
     if (!ident) return;
     auto name_obj = objects_.instance_attr(thread, "_name");
     if (!name_obj) return;
-    if (auto name = objects_.read_str(*name_obj, 256)) fresh[static_cast<std::uint64_t>(*ident)] = *name;
+    auto name = objects_.read_str(*name_obj, 256);
+    if (!name) return;
+    std::uint32_t native_id = 0;  // threading sets it before registering the thread (3.8+)
+    if (auto id_obj = objects_.instance_attr(thread, "_native_id")) {
+      native_id = static_cast<std::uint32_t>(objects_.read_int(*id_obj).value_or(0));
+    }
+    fresh[static_cast<std::uint64_t>(*ident)] = Named{std::move(*name), native_id};
   });
   if (!fresh.empty()) names_ = std::move(fresh);
 }
 
-std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident) {
-  std::uint64_t now = monotonic_ns();
+ThreadNames::Names::const_iterator ThreadNames::find(std::uint64_t thread_ident, std::uint32_t native_id) const {
   auto it = names_.find(thread_ident);
+  // The same ident on another thread: the named one has exited since.
+  if (it != names_.end() && native_id && it->second.native_id && it->second.native_id != native_id)
+    return names_.end();
+  return it;
+}
+
+std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident, std::uint32_t native_id) {
+  std::uint64_t now = monotonic_ns();
+  const std::pair key{thread_ident, native_id};
+  auto it = find(thread_ident, native_id);
   bool want = now - last_refresh_ns_ > kMaxAgeNs;
   auto miss = unnamed_.end();
   if (it == names_.end()) {
-    miss = unnamed_.find(thread_ident);
+    miss = unnamed_.find(key);
     want = want || miss == unnamed_.end() || now >= miss->second.at_ns;
     // Registered since? A thread is often looked up just before threading
     // adds it (e.g. while it waits for the GIL to start running): retry at
-    // once when _active changed size, whatever the backoff says.
-    want = want || active_used().value_or(used_at_refresh_) != used_at_refresh_;
+    // once when _active had an insertion, whatever the backoff says.
+    want = want || active_insertions().value_or(insertions_at_refresh_) != insertions_at_refresh_;
   }
   if (want && now - last_refresh_ns_ > kMinRefreshNs) {
     refresh();
-    it = names_.find(thread_ident);
+    it = find(thread_ident, native_id);
     if (it != names_.end()) {
-      unnamed_.erase(thread_ident);
+      unnamed_.erase(key);
     } else {
       std::uint64_t backoff =
           miss == unnamed_.end() ? kFirstRetryNs : std::min(miss->second.backoff_ns * 2, kMaxRetryNs);
       if (unnamed_.size() > 4096) unnamed_.clear();
-      unnamed_[thread_ident] = Retry{now + backoff, backoff};
+      unnamed_[key] = Retry{now + backoff, backoff};
     }
   }
   if (it == names_.end()) return std::nullopt;
-  return it->second;
+  return it->second.name;
 }
 
 }  // namespace pyebpf::python

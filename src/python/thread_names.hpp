@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -13,24 +14,36 @@ namespace pyebpf::python {
 // threading.Thread names of a target, read from its memory the way py-spy
 // does: sys.modules['threading']._active maps thread idents (pthread_t, which
 // BPF reports per event) to Thread objects, whose _name is the name. No ptrace,
-// no pause, no py-spy binary. Re-read at once when an ident is seen for the
-// first time (a thread started after attach); for an ident still unnamed
+// no pause, no py-spy binary. An ident is only an address: glibc hands a
+// finished thread's stack and pthread_t to the next thread it creates, so a
+// name is kept with the thread's _native_id (its tid as the target sees it)
+// and only given to that thread. Re-read at once when a thread is seen for the
+// first time (started after attach, or reusing an ident); for one still unnamed
 // (sampled before threading registered it, or a native thread that never gets
 // a name) retry with a backoff from kFirstRetryNs doubling to kMaxRetryNs, or
-// at once when _active changed size since the last read (one 8-byte read); and
+// at once when _active had an insertion since the last read; and
 // re-read when the names are older than kMaxAgeNs so renames are seen.
 class ThreadNames {
  public:
   ThreadNames(const ObjectReader& objects, std::uint64_t interpreter_state_ptr);
 
-  std::optional<std::string> name(std::uint64_t thread_ident);
+  // `native_id`: the thread's tid in its own pid namespace, 0 if unknown.
+  std::optional<std::string> name(std::uint64_t thread_ident, std::uint32_t native_id);
   void refresh();
 
  private:
   std::optional<std::uint64_t> active_dict();
-  std::optional<std::int64_t> active_used() const;  // len(threading._active) now
+  // Where the next insertion into threading._active goes: its keys table and
+  // the table's count of entries ever used. Any insertion changes it (a size
+  // would not: one thread exiting as another starts), for one 16-byte read.
+  struct Insertions {
+    std::uint64_t keys = 0;
+    std::int64_t nentries = -1;
+    bool operator==(const Insertions&) const = default;
+  };
+  std::optional<Insertions> active_insertions() const;
 
-  static constexpr std::uint64_t kMinRefreshNs = 2'000'000;      // bounds the cost of bursts of new threads
+  static constexpr std::uint64_t kMinRefreshNs = 250'000;  // bounds the cost of bursts of new threads
   static constexpr std::uint64_t kFirstRetryNs = 10'000'000;
   static constexpr std::uint64_t kMaxRetryNs = 2'000'000'000;
   static constexpr std::uint64_t kMaxAgeNs = 5'000'000'000;
@@ -38,14 +51,20 @@ class ThreadNames {
   const ObjectReader& objects_;
   std::uint64_t interp_ptr_;  // address of the pointer to the main PyInterpreterState
   std::optional<std::uint64_t> active_;  // threading._active dict, found once
-  std::unordered_map<std::uint64_t, std::string> names_;
+  struct Named {
+    std::string name;
+    std::uint32_t native_id;  // Thread._native_id, 0 if unset
+  };
+  using Names = std::unordered_map<std::uint64_t, Named>;  // by ident
+  Names::const_iterator find(std::uint64_t thread_ident, std::uint32_t native_id) const;
+  Names names_;
   struct Retry {
     std::uint64_t at_ns;
     std::uint64_t backoff_ns;
   };
-  std::unordered_map<std::uint64_t, Retry> unnamed_;
+  std::map<std::pair<std::uint64_t, std::uint32_t>, Retry> unnamed_;  // by (ident, native id)
   std::uint64_t last_refresh_ns_ = 0;
-  std::int64_t used_at_refresh_ = -1;  // len(threading._active) at the last refresh
+  Insertions insertions_at_refresh_;
 };
 
 }  // namespace pyebpf::python

@@ -79,8 +79,12 @@ std::uint32_t FlameGraphSink::frame_id(const std::string& name) {
   return it->second;
 }
 
-void FlameGraphSink::add(Kind kind, const Event& e, const std::vector<std::string>& frames, double weight) {
-  if (frames.empty() || !(weight > 0)) return;
+void FlameGraphSink::add(Kind kind, const Event& e, const std::vector<std::string>& stack, double weight) {
+  if (!(weight > 0)) return;
+  // Time a Python thread spent with no Python frame (starting, exiting, pure
+  // C) is still its time: it gets a frame of its own instead of vanishing.
+  static const std::vector<std::string> kNoPythonFrames{kNoPythonFramesLabel};
+  const auto& frames = stack.empty() ? kNoPythonFrames : stack;
   long pid = long_field(e, "pid"), tid = long_field(e, "tid");
   auto [it, added] = profiles_.try_emplace({kind, pid, tid});
   Profile& p = it->second;

@@ -30,6 +30,9 @@ namespace pyebpf::sinks {
 // and kind ("MainThread (pid 1 tid 1) · CPU"), in milliseconds. Samples are
 // the distinct stacks in order of first appearance with their total weight:
 // left-heavy and sandwich views are exact, the time-order view is not a timeline.
+// The one frame of a sample taken while its thread had no Python frame.
+inline constexpr const char* kNoPythonFramesLabel = "[no Python frames]";
+
 class FlameGraphSink : public Sink {
  public:
   struct Options {
@@ -63,7 +66,7 @@ class FlameGraphSink : public Sink {
     double total = 0;
   };
   std::uint32_t frame_id(const std::string& name);
-  void add(Kind kind, const Event& event, const std::vector<std::string>& frames, double weight);
+  void add(Kind kind, const Event& event, const std::vector<std::string>& stack, double weight);
   void write_files();
 
   Options options_;

@@ -14,9 +14,10 @@ void add_time(sinks::Event& event, const WallClock& clock, std::uint64_t monoton
   event[us_key] = us;
 }
 
-std::string thread_name(TrackerContext& ctx, std::uint32_t pid, std::uint64_t thread_ident, std::string_view comm) {
+std::string thread_name(TrackerContext& ctx, std::uint32_t pid, std::uint64_t thread_ident, std::uint32_t ns_tid,
+                        std::string_view comm) {
   if (auto* python = ctx.targets.python(static_cast<pid_t>(pid))) {
-    if (auto name = python->thread_names().name(thread_ident)) return *name;
+    if (auto name = python->thread_names().name(thread_ident, ns_tid)) return *name;
   }
   return std::string(comm);
 }
@@ -32,7 +33,7 @@ sinks::Event thread_event(std::string_view metric, TrackerContext& ctx, const py
   e["container_pid"] = hdr.ns_pid;
   e["container_tid"] = hdr.ns_tid;
   e["comm"] = comm;
-  e["thread_name"] = thread_name(ctx, hdr.pid, hdr.thread_id, comm);
+  e["thread_name"] = thread_name(ctx, hdr.pid, hdr.thread_id, hdr.ns_tid, comm);
   return e;
 }
 

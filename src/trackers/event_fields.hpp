@@ -19,7 +19,9 @@ sinks::Event thread_event(std::string_view metric, TrackerContext& ctx, const py
 void add_time(sinks::Event& event, const WallClock& clock, std::uint64_t monotonic_ns,
               const char* iso_key = "ts", const char* us_key = "ts_us");
 
-// Thread name for (pid, tid, thread ident): Python name if known, else comm.
-std::string thread_name(TrackerContext& ctx, std::uint32_t pid, std::uint64_t thread_ident, std::string_view comm);
+// Thread name for (pid, thread ident, tid in the target's pid namespace):
+// Python name if known, else comm.
+std::string thread_name(TrackerContext& ctx, std::uint32_t pid, std::uint64_t thread_ident, std::uint32_t ns_tid,
+                        std::string_view comm);
 
 }  // namespace pyebpf::trackers

@@ -305,9 +305,9 @@ void GilTracker::tick() {
 
 void GilTracker::consume() { events_->consume(); }
 
-std::string GilTracker::holder_name(pid_t pid, std::uint64_t thread_id, std::uint32_t tid) {
+std::string GilTracker::holder_name(pid_t pid, std::uint64_t thread_id, std::uint32_t tid, std::uint32_t ns_tid) {
   if (auto* python = ctx_->targets.python(pid); python && thread_id) {
-    if (auto name = python->thread_names().name(thread_id)) return *name;
+    if (auto name = python->thread_names().name(thread_id, ns_tid)) return *name;
   }
   return tid ? read_comm(pid, static_cast<pid_t>(tid)) : std::string();
 }
@@ -341,7 +341,7 @@ void GilTracker::handle(const void* data, std::size_t size) {
   e["duration_ms"] = ns_to_ms(ev->duration_ns);
   e["holder_tid"] = ev->holder_tid;
   e["holder_container_tid"] = ev->holder_ns_tid;
-  e["holder_thread_name"] = holder_name(pid, ev->holder_thread_id, ev->holder_tid);
+  e["holder_thread_name"] = holder_name(pid, ev->holder_thread_id, ev->holder_tid, ev->holder_ns_tid);
   e["waiter_py_stack"] = waiter.text;
   e["waiter_py_stack_depth"] = waiter.depth;
   e["holder_py_stack"] = holder.text;

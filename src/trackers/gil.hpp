@@ -76,7 +76,7 @@ class GilTracker : public Tracker {
   void attach_process(pid_t pid, const GilHookPlan& plan);
   void scan_threads();
   void handle(const void* data, std::size_t size);
-  std::string holder_name(pid_t pid, std::uint64_t thread_id, std::uint32_t tid);
+  std::string holder_name(pid_t pid, std::uint64_t thread_id, std::uint32_t tid, std::uint32_t ns_tid);
 
   struct SkelDeleter {
     void operator()(gil_bpf* skel) const noexcept;

@@ -144,7 +144,7 @@ void HandoffTracker::handle(const void* data, std::size_t size) {
   std::string main_comm = comm_text(ev.main.comm);
   e["main_tid"] = ev.main.tid;
   e["main_comm"] = main_comm;
-  e["main_thread_name"] = thread_name(*ctx_, ev.hdr.pid, ev.main.thread_id, main_comm);
+  e["main_thread_name"] = thread_name(*ctx_, ev.hdr.pid, ev.main.thread_id, ev.main.ns_tid, main_comm);
   e["worker_container_tid"] = ev.hdr.ns_tid;
   e["main_container_tid"] = ev.main.ns_tid;
   e["fd"] = ev.fd;

@@ -39,9 +39,10 @@ bool callbacks_inside(const PythonBuild& build) { return !is_debian(build) && bu
 // Quiet is judged from inside the guest: a vCPU the hypervisor deschedules,
 // or interrupts handled on the thread's CPU, leave no trace in the thread's
 // counters. Such a gap of a millisecond or more falling between a callback and
-// a probe was seen once in about 150 runs here; one per run is tolerated
-// among the quiet collections, never more.
-constexpr std::size_t kOutliers = 1;
+// a probe was seen about once in 150 runs here, and twice in one run on a busy
+// CI host; up to 1 in 20 quiet collections (at least 2) may be off. A broken
+// duration (zero, a wrong clock, a missed return) is off for every one.
+std::size_t allowed_outliers(std::size_t judged) { return std::max<std::size_t>(2, judged / 20); }
 
 std::vector<bool> quiet_collections(const Json& records, bool callbacks_inside) {
   std::vector<bool> quiet(records.size(), false);
@@ -158,7 +159,7 @@ TEST_P(GcE2E, SeesEveryCollectionWithGenerationCountsAndDuration) {
         std::abs(e.at("ts_us").get<double>() - r.at("epoch_us").get<double>()) > 1000)
       outliers.push_back("collection " + std::to_string(i) + ": " + describe(r) + "; pyebpf: " + e.dump());
   }
-  EXPECT_LE(outliers.size(), kOutliers) << testing::PrintToString(outliers);
+  EXPECT_LE(outliers.size(), allowed_outliers(judged)) << testing::PrintToString(outliers);
   EXPECT_EQ(threads, (std::set<std::string>{"MainThread", "Churner-1"}));
   EXPECT_EQ(generations, (std::set<int>{0, 1, 2}));
   EXPECT_GE(judged, 20u) << "too few collections ran without a context switch to judge durations";
@@ -270,7 +271,7 @@ TEST_P(GcE2E, MinMsDropsShorterCollectionsInBpf) {
       if (reported[i] && !short_by_containment) outliers.push_back("reported although short: " + describe(r));
     }
   }
-  EXPECT_LE(outliers.size(), kOutliers) << testing::PrintToString(outliers);
+  EXPECT_LE(outliers.size(), allowed_outliers(must + must_not)) << testing::PrintToString(outliers);
   EXPECT_GE(must, 4u) << "too few collections long enough to test the threshold";
   EXPECT_GE(must_not, 20u) << "too few collections short enough to test the threshold";
   EXPECT_EQ(summary_count(run.err, "below --gc-min-ms"), static_cast<long>(records.size() - events.size())) << run.err;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // py_stack end to end: real interpreters, real workloads, real BPF.
 #include <gtest/gtest.h>
+
+#include <set>
 #include <signal.h>
 #include <unistd.h>
 
@@ -128,6 +130,31 @@ TEST_P(PyStackE2E, ThreadsStartedAfterAttachAreSampledWithTheirNames) {
     }
     EXPECT_GT(in_target, samples.size() * 9 / 10);
     EXPECT_EQ(named, in_target) << "thread " << t.at("name");
+  }
+}
+
+// A thread that reuses a finished thread's ident (glibc recycles its stack and
+// pthread_t) gets its own name, not the finished thread's.
+TEST_P(PyStackE2E, ThreadReusingAFinishedThreadsIdentGetsItsOwnName) {
+  Workload workload(GetParam(), "thread_relay.py", {"0.5", "3"});
+  Pyebpf pyebpf(args(workload.pid()));
+  Json truth = profile(workload, pyebpf);
+
+  const auto& threads = truth.at("threads");
+  ASSERT_EQ(threads.size(), 3u);
+  std::set<long> idents;
+  for (const auto& t : threads) idents.insert(t.at("ident").get<long>());
+  ASSERT_LT(idents.size(), threads.size()) << "no ident was reused, nothing to check: " << threads;
+  auto events = pyebpf.events("py_stack");
+  for (const auto& t : threads) {
+    std::size_t in_leg = 0, named = 0;
+    for (const auto& e : of_tid(events, t.at("native_id").get<long>())) {
+      if (e.at("stack").get<std::string>().find("relay_leg (") == std::string::npos) continue;
+      ++in_leg;
+      named += e.at("thread_name") == t.at("name");
+    }
+    EXPECT_GT(in_leg, 5u) << "too few samples of " << t.at("name");
+    EXPECT_EQ(named, in_leg) << t.at("name") << " reported under another name";
   }
 }
 

@@ -26,6 +26,7 @@ EARLY = (sys.argv[4] if len(sys.argv) > 4 else "late") == "early"
 SLEEP = 0.002
 
 stop = threading.Event()
+all_started = threading.Barrier(WAITERS)
 ids = {}
 waited = {}
 sleeps = {}
@@ -66,6 +67,9 @@ def realtime():
 def wait_for_gil(name):
     ids[name] = native_id()
     rt[name] = realtime()
+    # Contend together: without this a waiter can be kept from starting
+    # until the others are done.
+    all_started.wait()
     rq0 = runqueue_ms()
     total = 0.0
     for _ in range(ITERATIONS):
