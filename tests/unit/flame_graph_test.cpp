@@ -34,8 +34,9 @@ TEST(FlameGraph, CpuSamplesAreCountedPerStack) {
   Json other = ev("py_stack", 2, "Worker");
   other["stack"] = "main (a.py:1);idle (a.py:9)";
   sink.write(other);
-  sink.write(ev("py_stack", 2, "Worker"));  // no stack: nothing to draw
-  EXPECT_EQ(sink.folded_text(FlameGraphSink::Cpu), "main (a.py:1);idle (a.py:9) 1\nmain (a.py:1);work (a.py:5) 3\n");
+  sink.write(ev("py_stack", 2, "Worker"));  // no Python frame: still CPU time of the thread
+  EXPECT_EQ(sink.folded_text(FlameGraphSink::Cpu),
+            "[no Python frames] 1\nmain (a.py:1);idle (a.py:9) 1\nmain (a.py:1);work (a.py:5) 3\n");
   EXPECT_EQ(sink.folded_text(FlameGraphSink::OffCpu), "");
 }
 
