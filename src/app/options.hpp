@@ -71,6 +71,13 @@ struct Options {
   // `pyebpf report FILE [--run N]`
   std::string report_file;
   long report_run = 0;              // 0: the latest run in the file
+  double offcpu_min_total_ms = 20;       // sleeps shorter than this are dropped in BPF
+  double offcpu_py_min_ms = 0;           // Python stack only for sleeps at least this long
+  bool offcpu_py_enable = true;          // walk Python stacks at all
+  unsigned offcpu_max_stack_depth = 20;  // kernel and user frames kept (1..64)
+  double offcpu_aggregate_s = 0;         // > 0: aggregated mode, emit totals every this many seconds
+  std::string offcpu_hook = "auto";      // auto | tp_btf | raw_tp
+  std::string offcpu_capture = "auto";   // auto | resume | switch-out: where stacks are taken
 };
 
 }  // namespace pyebpf::app

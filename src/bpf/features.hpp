@@ -12,4 +12,9 @@ bool kernel_has_bpf_loop();
 // vmlinux BTF is parsed once per process.
 bool kernel_has_btf_tracepoint(const char* name);
 
+// True if this kernel also loads a BTF-typed raw tracepoint program (tp_btf)
+// for `name` (e.g. "sched_switch"): it accepts BPF_PROG_TYPE_TRACING attached
+// to that tracepoint. Loads and discards a two-instruction program.
+bool kernel_loads_tp_btf(const char* name);
+
 }  // namespace pyebpf::bpf
