@@ -15,12 +15,18 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
-static __always_inline void pyebpf_count(__u32 counter)
+/* Adds `value` to a counter slot (a count, or a sum such as nanoseconds). */
+static __always_inline void pyebpf_count_add(__u32 counter, __u64 value)
 {
 	__u64 *slot = bpf_map_lookup_elem(&counters, &counter);
 
 	if (slot)
-		*slot += 1; /* per-CPU slot: no atomics needed */
+		*slot += value; /* per-CPU slot: no atomics needed */
+}
+
+static __always_inline void pyebpf_count(__u32 counter)
+{
+	pyebpf_count_add(counter, 1);
 }
 
 static __always_inline void pyebpf_count_n(__u32 counter, __u64 n)

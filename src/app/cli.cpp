@@ -148,6 +148,28 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   auto* report = cli.add_subcommand("report", "Print the end-of-run report of a run stored with --sqlite");
   report->add_option("FILE", o.report_file, "SQLite file written by --sqlite, or saved JSON lines")->required();
   report->add_option("--run", o.report_run, "Run id in the file (default: the latest)")->check(CLI::PositiveNumber);
+  auto* offcpu = cli.add_option_group("offcpu", "Off-CPU: why threads sleep");
+  offcpu->add_option("--offcpu-min-total-ms", o.offcpu_min_total_ms,
+                     "Report sleeps (switch-out to wake-up) at least this long (default 20)")
+      ->check(CLI::NonNegativeNumber);
+  offcpu->add_option("--offcpu-py-min-ms", o.offcpu_py_min_ms,
+                     "Attach the Python stack only to sleeps at least this long (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  offcpu->add_flag("--offcpu-py-enable{true},!--no-offcpu-py-enable", o.offcpu_py_enable,
+                   "Walk Python stacks (default true; --offcpu-py-enable false or --no-offcpu-py-enable to skip)")
+      ->expected(0, 1);
+  offcpu->add_option("--offcpu-max-stack-depth", o.offcpu_max_stack_depth,
+                     "Kernel and user frames kept per stack (default 20, at most 64)")
+      ->check(CLI::Range(1u, 64u));
+  offcpu->add_option("--offcpu-aggregate", o.offcpu_aggregate_s,
+                     "Aggregate in BPF: every SECONDS emit total off-CPU time and count per thread and stacks")
+      ->check(CLI::PositiveNumber);
+  offcpu->add_option("--offcpu-hook", o.offcpu_hook, "Tracepoint flavour: auto (tp_btf, else raw_tp), tp_btf, raw_tp")
+      ->check(CLI::IsMember({"auto", "tp_btf", "raw_tp"}));
+  offcpu->add_option("--offcpu-capture", o.offcpu_capture,
+                     "When stacks are taken: auto (resume where the kernel has sched_exit_tp, else switch-out), "
+                     "resume (only for reported sleeps), switch-out (every sleep)")
+      ->check(CLI::IsMember({"auto", "resume", "switch-out"}));
 
   auto* tcp = cli.add_option_group("tcp", "tcp_connect, tcp_accept, tcp_loss");
   tcp->add_option("--net-scope", o.net_scope,

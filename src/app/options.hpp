@@ -76,6 +76,13 @@ struct Options {
   std::string net_scope = "targets";  // "targets": sockets of the target processes; "host": all
   std::string loss_filter_ip;         // tcp_loss: only events with this address at either end
   unsigned loss_rate_limit = 1000;    // tcp_loss events per second (all CPUs), 0: unlimited
+  double offcpu_min_total_ms = 20;       // sleeps shorter than this are dropped in BPF
+  double offcpu_py_min_ms = 0;           // Python stack only for sleeps at least this long
+  bool offcpu_py_enable = true;          // walk Python stacks at all
+  unsigned offcpu_max_stack_depth = 20;  // kernel and user frames kept (1..64)
+  double offcpu_aggregate_s = 0;         // > 0: aggregated mode, emit totals every this many seconds
+  std::string offcpu_hook = "auto";      // auto | tp_btf | raw_tp
+  std::string offcpu_capture = "auto";   // auto | resume | switch-out: where stacks are taken
 };
 
 }  // namespace pyebpf::app

@@ -8,6 +8,7 @@
 #include "trackers/handoff.hpp"
 #include "trackers/host_net_health.hpp"
 #include "trackers/gil.hpp"
+#include "trackers/offcpu.hpp"
 #include "trackers/py_stack.hpp"
 #include "trackers/tcp_accept.hpp"
 #include "trackers/tcp_connect.hpp"
@@ -36,7 +37,7 @@ const std::vector<TrackerInfo>& tracker_registry() {
       {"py_stack", "CPU profiler: Python stacks sampled in BPF", make<trackers::PyStackTracker>(), {}},
       {"gil", "GIL waits with holder and waiter stacks", make<trackers::GilTracker>(), {}},
       {"gc", "garbage collection pauses", make<trackers::GcTracker>(), {}},
-      {"offcpu", "why threads sleep: kernel, native and Python stacks", nullptr, {}},
+      {"offcpu", "why threads sleep: kernel, native and Python stacks", make<trackers::OffCpuTracker>(), {}},
       {"handoff", "request queue time in servers (gunicorn gthread)", make<trackers::HandoffTracker>(), {}},
       {"tcp_connect", "outbound TCP handshakes", make<trackers::TcpConnectTracker>(), {}},
       {"tcp_accept", "inbound TCP connections and accept-queue dwell", make<trackers::TcpAcceptTracker>(), {}},

@@ -181,6 +181,8 @@ int run(const Options& options) {
       outputs.flush();
     }
     consume_all();
+    for (auto& t : trackers) t->finish();
+    outputs.flush();
   } catch (const sinks::OutputClosed&) {
     // `| head`: end quietly, but still deliver to the other outputs.
     spdlog::debug("stdout closed; stopping");
@@ -188,6 +190,7 @@ int run(const Options& options) {
     quiet = true;
     outputs.drop_stdout();
     consume_all();
+    for (auto& t : trackers) t->finish();
   }
 
   spdlog::info("stopping: {}", stop_reason);

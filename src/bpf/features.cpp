@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bpf/features.hpp"
 
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
+#include <cstring>
 #include <memory>
 #include <string>
+
+#include "pyebpf/fd.hpp"
 
 namespace pyebpf::bpf {
 namespace {
@@ -32,11 +37,31 @@ bool kernel_has_bpf_loop() {
   return has;
 }
 
-bool kernel_has_btf_tracepoint(const char* name) {
+namespace {
+
+int btf_tracepoint_id(const char* name) {
   const btf* b = vmlinux_btf();
-  if (!b) return false;
+  if (!b) return -1;
   std::string type = std::string("btf_trace_") + name;
-  return btf__find_by_name_kind(b, type.c_str(), BTF_KIND_TYPEDEF) > 0;
+  return btf__find_by_name_kind(b, type.c_str(), BTF_KIND_TYPEDEF);
+}
+
+}  // namespace
+
+bool kernel_has_btf_tracepoint(const char* name) { return btf_tracepoint_id(name) > 0; }
+
+bool kernel_loads_tp_btf(const char* name) {
+  int btf_id = btf_tracepoint_id(name);
+  if (btf_id <= 0) return false;
+  const bpf_insn insns[] = {
+      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0},  // r0 = 0
+      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},                  // exit
+  };
+  LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_RAW_TP,
+              .attach_btf_id = static_cast<__u32>(btf_id));
+  Fd fd(bpf_prog_load(BPF_PROG_TYPE_TRACING, nullptr, "GPL", insns, 2, &opts));
+  if (!fd) spdlog::debug("probe tp_btf/{}: load failed: {}", name, std::strerror(errno));
+  return static_cast<bool>(fd);
 }
 
 int btf_tracepoint_args(const char* name) {

@@ -32,7 +32,8 @@ bool hidden_version(Elf_Data* versym, std::size_t index) {
 }
 
 void read_symbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, bool dynamic, Elf_Data* versym,
-                  std::unordered_map<std::string, ElfSymbol>& out, std::unordered_set<std::string>* imports) {
+                  std::unordered_map<std::string, ElfSymbol>& out, std::unordered_set<std::string>* imports,
+                  std::vector<ElfSymbol>& functions) {
   Elf_Data* data = elf_getdata(scn, nullptr);
   if (!data || shdr.sh_entsize == 0) return;
   std::size_t count = shdr.sh_size / shdr.sh_entsize;
@@ -47,6 +48,7 @@ void read_symbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, bool dynamic, E
       if (sym.st_shndx == SHN_UNDEF && imports) imports->insert(name);
       if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
       ElfSymbol s{name, sym.st_value, sym.st_size, static_cast<unsigned char>(GELF_ST_TYPE(sym.st_info)), dynamic};
+      if ((s.type == STT_FUNC || s.type == STT_GNU_IFUNC) && s.size > 0) functions.push_back(s);
       out.try_emplace(s.name, std::move(s));  // first wins: .dynsym is read first
     }
   }
@@ -148,10 +150,11 @@ ElfFile ElfFile::open(const std::string& path) {
     while ((scn = elf_nextscn(elf.get(), scn)) != nullptr) {
       GElf_Shdr shdr;
       if (!gelf_getshdr(scn, &shdr)) continue;
-      if (pass == 0 && shdr.sh_type == SHT_DYNSYM) read_symbols(elf.get(), scn, shdr, true, versym, file.symbols_, &file.imports_);
+      if (pass == 0 && shdr.sh_type == SHT_DYNSYM)
+        read_symbols(elf.get(), scn, shdr, true, versym, file.symbols_, &file.imports_, file.functions_);
       if (pass == 1 && shdr.sh_type == SHT_SYMTAB) {
         file.has_symtab_ = true;
-        read_symbols(elf.get(), scn, shdr, false, nullptr, file.symbols_, nullptr);
+        read_symbols(elf.get(), scn, shdr, false, nullptr, file.symbols_, nullptr, file.functions_);
       }
       if (pass == 0 && shdr.sh_type == SHT_NOTE && file.build_id_.empty())
         file.build_id_ = read_build_id(elf.get(), scn);
@@ -161,6 +164,16 @@ ElfFile ElfFile::open(const std::string& path) {
       }
     }
   }
+  // One name per address: aliases (poll, __poll, __libc_poll) share one. The
+  // stable sort keeps .dynsym first; among equals prefer the shortest name.
+  std::stable_sort(file.functions_.begin(), file.functions_.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
+    if (a.value != b.value) return a.value < b.value;
+    if (a.dynamic != b.dynamic) return a.dynamic;
+    return a.name.size() < b.name.size();
+  });
+  file.functions_.erase(std::unique(file.functions_.begin(), file.functions_.end(),
+                                    [](const ElfSymbol& a, const ElfSymbol& b) { return a.value == b.value; }),
+                        file.functions_.end());
   return file;
 }
 
@@ -224,6 +237,24 @@ std::vector<std::string> ElfFile::strings_starting_with(const std::string& secti
     }
   }
   return out;
+}
+
+std::optional<std::uint64_t> ElfFile::vaddr_of_offset(std::uint64_t offset) const {
+  for (const auto& seg : segments_) {
+    if (offset >= seg.offset && offset < seg.offset + seg.filesz) return offset - seg.offset + seg.vaddr;
+  }
+  return std::nullopt;
+}
+
+const ElfSymbol* ElfFile::function_at(std::uint64_t vaddr) const {
+  auto it = std::upper_bound(functions_.begin(), functions_.end(), vaddr,
+                             [](std::uint64_t addr, const ElfSymbol& sym) { return addr < sym.value; });
+  // Symbols may nest (a clone inside its parent's range): look back a little.
+  for (int i = 0; i < 4 && it != functions_.begin(); ++i) {
+    --it;
+    if (vaddr < it->value + it->size) return &*it;
+  }
+  return nullptr;
 }
 
 std::optional<std::uint64_t> ElfFile::file_offset(std::uint64_t vaddr) const {

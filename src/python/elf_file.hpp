@@ -68,6 +68,12 @@ class ElfFile {
   bool imports(std::string_view name) const;
   // File offset holding virtual address `vaddr` (for uprobes), if it is in a PT_LOAD segment.
   std::optional<std::uint64_t> file_offset(std::uint64_t vaddr) const;
+  // Virtual address loaded from file offset `offset`, if a PT_LOAD segment maps it.
+  std::optional<std::uint64_t> vaddr_of_offset(std::uint64_t offset) const;
+  // The function symbol whose [value, value + size) holds `vaddr` (native
+  // symbolisation). Symbols without a size are ignored: in a stripped binary the
+  // nearest exported symbol below an address is usually not its function.
+  const ElfSymbol* function_at(std::uint64_t vaddr) const;
   std::size_t symbol_count() const { return symbols_.size(); }
   // NUL-terminated strings in section `section` (e.g. ".rodata") that start
   // with `prefix`, where the match does not continue a number (it may be the
@@ -83,6 +89,7 @@ class ElfFile {
   std::vector<UsdtProbe> usdt_probes_;
   std::unordered_map<std::string, ElfSymbol> symbols_;
   std::unordered_set<std::string> imports_;
+  std::vector<ElfSymbol> functions_;  // sized STT_FUNC/STT_GNU_IFUNC, sorted by value, one per address
 };
 
 }  // namespace pyebpf::python

@@ -6,25 +6,12 @@
 
 #include "pyebpf/error.hpp"
 #include "util/files.hpp"
+#include "util/text.hpp"
 
 namespace pyebpf::python {
 namespace {
 
 constexpr std::string_view kDeletedSuffix = " (deleted)";
-
-// Splits off the next space-separated field of `line`.
-std::string_view next_field(std::string_view& line) {
-  std::size_t start = line.find_first_not_of(' ');
-  if (start == std::string_view::npos) {
-    line = {};
-    return {};
-  }
-  line.remove_prefix(start);
-  std::size_t end = line.find(' ');
-  std::string_view field = line.substr(0, end);
-  line.remove_prefix(end == std::string_view::npos ? line.size() : end);
-  return field;
-}
 
 bool parse_hex(std::string_view text, std::uint64_t& out) {
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out, 16);

@@ -7,6 +7,7 @@
 #include "python/bpf_layout.hpp"
 #include "python/debug_offsets.hpp"
 #include "python/line_table.hpp"
+#include "util/files.hpp"
 
 namespace pyebpf::python {
 namespace {
@@ -54,7 +55,7 @@ PythonProcess::PythonProcess(pid_t pid, Interpreter interp, OffsetsRow row, std:
       objects_(memory_, offsets_, interp_.version, types),
       config_{make_bpf_layout(offsets_, interp_.version), PYEBPF_NO_TSS_SLOT, 0, interp_.runtime_addr, types.code},
       symbolizer_(objects_, config_.layout, line_table_format(interp_.version.major, interp_.version.minor)),
-      thread_names_(objects_, interp_.runtime_addr + config_.layout.runtime_interp_head) {}
+      thread_names_(objects_, interp_.runtime_addr + config_.layout.runtime_interp_head, container_pid_of(pid)) {}
 
 std::unique_ptr<PythonProcess> PythonProcess::attach(pid_t pid, const OffsetsTable& table) {
   Interpreter interp = discover_interpreter(pid);

@@ -7,8 +7,9 @@
 
 namespace pyebpf::python {
 
-ThreadNames::ThreadNames(const ObjectReader& objects, std::uint64_t interpreter_state_ptr)
-    : objects_(objects), interp_ptr_(interpreter_state_ptr) {}
+ThreadNames::ThreadNames(const ObjectReader& objects, std::uint64_t interpreter_state_ptr,
+                         std::uint32_t leader_ns_tid)
+    : objects_(objects), interp_ptr_(interpreter_state_ptr), leader_ns_tid_(leader_ns_tid) {}
 
 std::optional<std::uint64_t> ThreadNames::active_dict() {
   // threading._active is created once at import and never rebound, so its
@@ -62,10 +63,10 @@ void ThreadNames::refresh() {
 
 ThreadNames::Names::const_iterator ThreadNames::find(std::uint64_t thread_ident, std::uint32_t native_id) const {
   auto it = names_.find(thread_ident);
-  // The same ident on another thread: the named one has exited since.
-  if (it != names_.end() && native_id && it->second.native_id && it->second.native_id != native_id)
-    return names_.end();
-  return it;
+  if (it == names_.end() || !native_id || !it->second.native_id || it->second.native_id == native_id ||
+      native_id == leader_ns_tid_)
+    return it;
+  return names_.end();  // the same ident on another thread: the named one has exited since
 }
 
 std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident, std::uint32_t native_id) {

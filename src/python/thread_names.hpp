@@ -17,7 +17,10 @@ namespace pyebpf::python {
 // no pause, no py-spy binary. An ident is only an address: glibc hands a
 // finished thread's stack and pthread_t to the next thread it creates, so a
 // name is kept with the thread's _native_id (its tid as the target sees it)
-// and only given to that thread. Re-read at once when a thread is seen for the
+// and only given to that thread. One exception: after fork() the thread that
+// forked keeps its parent's _native_id (threading._after_fork does not reset
+// it); it is the child's first thread, whose pthread_t is never reused, so
+// that thread is matched by ident alone. Re-read at once when a thread is seen for the
 // first time (started after attach, or reusing an ident); for one still unnamed
 // (sampled before threading registered it, or a native thread that never gets
 // a name) retry with a backoff from kFirstRetryNs doubling to kMaxRetryNs, or
@@ -25,7 +28,8 @@ namespace pyebpf::python {
 // re-read when the names are older than kMaxAgeNs so renames are seen.
 class ThreadNames {
  public:
-  ThreadNames(const ObjectReader& objects, std::uint64_t interpreter_state_ptr);
+  // `leader_ns_tid`: the process's pid in its own pid namespace.
+  ThreadNames(const ObjectReader& objects, std::uint64_t interpreter_state_ptr, std::uint32_t leader_ns_tid);
 
   // `native_id`: the thread's tid in its own pid namespace, 0 if unknown.
   std::optional<std::string> name(std::uint64_t thread_ident, std::uint32_t native_id);
@@ -50,6 +54,7 @@ class ThreadNames {
 
   const ObjectReader& objects_;
   std::uint64_t interp_ptr_;  // address of the pointer to the main PyInterpreterState
+  std::uint32_t leader_ns_tid_;
   std::optional<std::uint64_t> active_;  // threading._active dict, found once
   struct Named {
     std::string name;

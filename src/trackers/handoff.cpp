@@ -56,20 +56,6 @@ std::string comm_text(const char (&comm)[PYEBPF_COMM_LEN]) {
   return python::sanitize_utf8(std::string_view(comm, strnlen(comm, PYEBPF_COMM_LEN)));
 }
 
-// The pid in the process's innermost pid namespace (last NSpid field), or pid.
-std::uint32_t container_pid_of(pid_t pid) {
-  auto status = read_text_file("/proc/" + std::to_string(pid) + "/status");
-  if (!status) return static_cast<std::uint32_t>(pid);
-  auto pos = status->find("\nNSpid:");
-  if (pos == std::string::npos) return static_cast<std::uint32_t>(pid);
-  auto end = status->find('\n', pos + 1);
-  std::string line = status->substr(pos + 7, end == std::string::npos ? std::string::npos : end - pos - 7);
-  auto last = line.find_last_not_of(" \t");
-  if (last == std::string::npos) return static_cast<std::uint32_t>(pid);
-  auto first = line.find_last_of(" \t", last);
-  return static_cast<std::uint32_t>(std::stoul(line.substr(first == std::string::npos ? 0 : first + 1)));
-}
-
 }  // namespace
 
 void HandoffTracker::SkelDeleter::operator()(handoff_bpf* skel) const noexcept { handoff_bpf__destroy(skel); }

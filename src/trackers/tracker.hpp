@@ -36,6 +36,9 @@ class Tracker {
   virtual void consume() = 0;
   // Called about once a second by the runner, for periodic work.
   virtual void tick() {}
+  // Called once when the run ends, after the last consume(): emit what is
+  // still held (e.g. a partial aggregation interval).
+  virtual void finish() {}
   // One line for the end-of-run summary: what was seen and what was lost.
   virtual std::string summary() const = 0;
 };

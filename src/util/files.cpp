@@ -24,6 +24,19 @@ std::string read_comm(pid_t pid, pid_t tid) {
   return *text;
 }
 
+std::uint32_t container_pid_of(pid_t pid) {
+  auto status = read_text_file("/proc/" + std::to_string(pid) + "/status");
+  if (!status) return static_cast<std::uint32_t>(pid);
+  auto pos = status->find("\nNSpid:");
+  if (pos == std::string::npos) return static_cast<std::uint32_t>(pid);
+  auto end = status->find('\n', pos + 1);
+  std::string line = status->substr(pos + 7, end == std::string::npos ? std::string::npos : end - pos - 7);
+  auto last = line.find_last_not_of(" \t");
+  if (last == std::string::npos) return static_cast<std::uint32_t>(pid);
+  auto first = line.find_last_of(" \t", last);
+  return static_cast<std::uint32_t>(std::stoul(line.substr(first == std::string::npos ? 0 : first + 1)));
+}
+
 bool path_exists(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0;

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <optional>
+#include <cstdint>
 #include <string>
 
 namespace pyebpf {
@@ -13,6 +14,10 @@ std::optional<std::string> read_text_file(const std::string& path);
 
 // Kernel name of a thread (/proc/PID/task/TID/comm) without the newline; "" if gone.
 std::string read_comm(pid_t pid, pid_t tid);
+
+// The pid in the process's innermost pid namespace (last NSpid field of
+// /proc/PID/status), or pid.
+std::uint32_t container_pid_of(pid_t pid);
 
 bool path_exists(const std::string& path);
 

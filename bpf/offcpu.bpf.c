@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * offcpu: why target threads sleep (see offcpu.h for the model).
+ *
+ * Hooks, each built twice — as tp_btf (BTF-typed, cheapest) and as raw_tp (the
+ * fallback where BTF tracing programs cannot load); user space picks one
+ * family before load with bpf_program__set_autoload:
+ *   sched_switch       switch-out: start of a sleep or of a preemption;
+ *                      switch-in: end of the run-queue wait, the sleep's length
+ *                      is now known and is filtered here
+ *   sched_wakeup(_new) end of the sleep, start of the run-queue wait
+ *   sched_exit_tp      end of __schedule, in the context of the task that now
+ *                      runs: where a reported sleep's stacks are taken (below)
+ *
+ * Stacks (kernel, user, Python) must be read in the sleeper's own context.
+ * Taking them at every switch-out costs microseconds per sleep even though
+ * nearly all sleeps are too short to report. So, where the kernel has the
+ * sched_exit_tp tracepoint (Linux >= 6.16), they are taken when a sleep that
+ * passed the threshold resumes: the thread is back on its CPU but still inside
+ * schedule(), so its kernel stack, user registers and Python frames are still
+ * those it went to sleep with. Elsewhere they are taken at switch-out and kept
+ * per thread (PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT).
+ *
+ * Cost outside the targets: one py_procs lookup per task in each hook.
+ */
+#include "python.bpf.h"
+#include <bpf/bpf_tracing.h>
+#include "offcpu.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile __u64 targ_min_off_ns = 20 * 1000 * 1000ULL; /* --offcpu-min-total-ms */
+const volatile __u64 targ_py_min_ns = 0;                     /* --offcpu-py-min-ms */
+const volatile bool targ_py_enable = true;                   /* --offcpu-py-enable */
+const volatile __u32 targ_max_depth = 20;                    /* --offcpu-max-stack-depth */
+const volatile bool targ_aggregate = false;                  /* --offcpu-aggregate */
+const volatile __u32 targ_capture = PYEBPF_OFFCPU_CAPTURE_AT_RESUME;
+
+/* Aggregation generation, bumped by user space at each interval (mmaped .bss). */
+volatile __u32 agg_gen = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 * 1024 * 1024);
+} events SEC(".maps");
+
+/*
+ * Open off-CPU period per target thread. LRU so it can never fill up: only
+ * when more than max_entries target threads are off CPU at once does the
+ * longest sleeper lose its record (counted as NO_RECORD at its wake-up).
+ * Records of exiting threads are deleted at their last switch-out.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct pyebpf_offcpu_thread);
+} threads SEC(".maps");
+
+/* Stacks taken at switch-out, per thread (CAPTURE_AT_SWITCH_OUT only; user
+ * space shrinks it to one entry otherwise). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct pyebpf_offcpu_event);
+} stashed SEC(".maps");
+
+/* Per-CPU event under construction (map memory: too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pyebpf_offcpu_event);
+} scratch SEC(".maps");
+
+/*
+ * Per CPU: the thread whose stacks the next sched_exit_tp on this CPU must
+ * take (0: none). The switch-in that schedules a capture and the resume that
+ * takes it run on the same CPU back to back, so the resume hook, which runs
+ * after every context switch of the host, needs one per-CPU load to know it
+ * has nothing to do.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} pending_capture SEC(".maps");
+
+/* Aggregated mode only; user space shrinks them to one entry otherwise. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct pyebpf_offcpu_agg_key);
+	__type(value, struct pyebpf_offcpu_agg_value);
+} agg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct pyebpf_offcpu_stack_key);
+	__type(value, struct pyebpf_offcpu_native_stack);
+} agg_kstacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct pyebpf_offcpu_stack_key);
+	__type(value, struct pyebpf_offcpu_native_stack);
+} agg_ustacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct pyebpf_offcpu_stack_key);
+	__type(value, struct pyebpf_py_stack);
+} agg_pystacks SEC(".maps");
+
+static __always_inline struct pyebpf_offcpu_thread *thread_record(__u32 tid)
+{
+	struct pyebpf_offcpu_thread *rec = bpf_map_lookup_elem(&threads, &tid), fresh = {};
+
+	if (rec)
+		return rec;
+	bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+static __always_inline struct pyebpf_offcpu_event *scratch_event(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&scratch, &zero);
+}
+
+/* One native stack into `st`, leaf first: `frames` at most (see offcpu.h). */
+static __always_inline void take_native_stack(void *ctx, struct pyebpf_offcpu_native_stack *st, __u32 frames,
+					      __u64 flags, __u32 fail_counter)
+{
+	long bytes;
+
+	if (frames > PYEBPF_OFFCPU_NATIVE_SLOTS)
+		frames = PYEBPF_OFFCPU_NATIVE_SLOTS;
+	bytes = bpf_get_stack(ctx, st->ips, frames * sizeof(__u64), flags);
+	st->depth = bytes > 0 ? bytes / sizeof(__u64) : 0;
+	if (bytes <= 0)
+		pyebpf_count(fail_counter);
+}
+
+/*
+ * The three stacks of the current task (the sleeper, in its own context).
+ * `py` says whether its Python stack is wanted at all.
+ */
+static __always_inline void take_stacks(void *ctx, struct pyebpf_offcpu_event *ev,
+					const struct pyebpf_py_proc *proc, struct task_struct *task, __u32 tid,
+					bool py)
+{
+	take_native_stack(ctx, &ev->kstack, targ_max_depth + 1 + PYEBPF_OFFCPU_KSTACK_SLACK, 0,
+			  PYEBPF_OFFCPU_CNT_KSTACK_FAIL);
+	take_native_stack(ctx, &ev->ustack, targ_max_depth + 1, BPF_F_USER_STACK, PYEBPF_OFFCPU_CNT_USTACK_FAIL);
+	if (targ_py_enable && py) {
+		pyebpf_walk_stack(proc, pyebpf_find_tstate(proc, task, tid), &ev->py);
+		if (ev->py.status == PYEBPF_STACK_NO_TSTATE)
+			pyebpf_count(PYEBPF_CNT_NO_TSTATE);
+	} else {
+		ev->py.depth = 0;
+		ev->py.truncated = 0;
+		ev->py.status = PYEBPF_STACK_NOT_WALKED;
+	}
+}
+
+static __always_inline __u64 hash_mix(__u64 hash, __u64 value)
+{
+	hash ^= value;
+	hash *= 0x9e3779b97f4a7c15ULL;
+	return hash ^ (hash >> 29);
+}
+
+static __always_inline __u64 native_stack_hash(const struct pyebpf_offcpu_native_stack *st)
+{
+	__u64 hash = 0xcbf29ce484222325ULL;
+	__u32 depth = st->depth;
+
+	if (!depth)
+		return 0;
+	for (__u32 i = 0; i < PYEBPF_OFFCPU_NATIVE_SLOTS && i < depth; i++)
+		hash = hash_mix(hash, st->ips[i]);
+	hash = hash_mix(hash, depth);
+	return hash ? hash : 1;
+}
+
+static __always_inline __u64 py_stack_hash(const struct pyebpf_py_stack *st)
+{
+	__u64 hash = 0x84222325cbf29ce4ULL;
+	__u32 depth = st->depth;
+
+	if (!depth)
+		return 0;
+	for (__u32 i = 0; i < PYEBPF_MAX_FRAMES && i < depth; i++) {
+		const struct pyebpf_py_frame *f = &st->frames[i];
+
+		hash = hash_mix(hash, f->code);
+		hash = hash_mix(hash, ((__u64)(__u32)f->instr << 32) | f->tag);
+	}
+	hash = hash_mix(hash, depth | ((__u64)st->truncated << 32));
+	return hash ? hash : 1;
+}
+
+static __always_inline int store_stack(void *map, __u32 gen, __u64 hash, const void *stack)
+{
+	struct pyebpf_offcpu_stack_key key = { .gen = gen, .hash = hash };
+	long err;
+
+	if (!hash)
+		return 0;
+	err = bpf_map_update_elem(map, &key, stack, BPF_NOEXIST);
+	return err && err != -17 /* EEXIST: already stored this interval */ ? -1 : 0;
+}
+
+/*
+ * Adds one off-CPU (or run-queue) period of `task` to the current interval's
+ * entry for its stacks (`ev`, NULL for run-queue time after a preemption).
+ */
+static __always_inline void aggregate(const struct pyebpf_offcpu_thread *rec, struct task_struct *task,
+				      const struct pyebpf_offcpu_event *ev, __u32 state, __u64 off_ns,
+				      __u64 runq_ns)
+{
+	struct pyebpf_offcpu_agg_key key = {};
+	struct pyebpf_offcpu_agg_value *val;
+	__u32 gen = agg_gen;
+
+	key.gen = gen;
+	key.pid = BPF_CORE_READ(task, tgid);
+	key.tid = BPF_CORE_READ(task, pid);
+	key.prev_state = state;
+	if (ev) {
+		key.kstack = native_stack_hash(&ev->kstack);
+		key.ustack = native_stack_hash(&ev->ustack);
+		key.pystack = py_stack_hash(&ev->py);
+		/* Stacks first: an entry user space sees always finds its stacks. */
+		if (store_stack(&agg_kstacks, gen, key.kstack, &ev->kstack) ||
+		    store_stack(&agg_ustacks, gen, key.ustack, &ev->ustack) ||
+		    store_stack(&agg_pystacks, gen, key.pystack, &ev->py)) {
+			pyebpf_count(PYEBPF_OFFCPU_CNT_AGG_FULL);
+			return;
+		}
+	}
+	val = bpf_map_lookup_elem(&agg, &key);
+	if (!val) {
+		struct pyebpf_offcpu_agg_value init = {};
+
+		pyebpf_fill_header(&init.hdr, task, rec->off_ts);
+		bpf_map_update_elem(&agg, &key, &init, BPF_NOEXIST);
+		val = bpf_map_lookup_elem(&agg, &key);
+		if (!val) {
+			pyebpf_count(PYEBPF_OFFCPU_CNT_AGG_FULL);
+			return;
+		}
+	}
+	/* One thread's periods are serialised (it is switched in on one CPU at a
+	 * time), but user space reads concurrently: keep the adds atomic. */
+	__sync_fetch_and_add(&val->off_ns, off_ns);
+	__sync_fetch_and_add(&val->runq_ns, runq_ns);
+	__sync_fetch_and_add(&val->count, 1);
+	if (off_ns > val->max_off_ns)
+		val->max_off_ns = off_ns;
+	pyebpf_count(PYEBPF_OFFCPU_CNT_AGGREGATED);
+}
+
+/* A reported sleep with its stacks in `ev`: send it (per-event) or add it (aggregated). */
+static __always_inline void report(const struct pyebpf_offcpu_thread *rec, struct task_struct *task,
+				   struct pyebpf_offcpu_event *ev)
+{
+	__u64 size, wakeup;
+	__u32 depth;
+
+	if (targ_aggregate) {
+		aggregate(rec, task, ev, rec->prev_state, rec->off_ns, rec->runq_ns);
+		return;
+	}
+	pyebpf_fill_header(&ev->hdr, task, rec->off_ts);
+	ev->off_ns = rec->off_ns;
+	ev->runq_ns = rec->runq_ns;
+	ev->prev_state = rec->prev_state;
+	ev->pad = 0;
+	depth = ev->py.depth;
+	if (depth > PYEBPF_MAX_FRAMES)
+		depth = PYEBPF_MAX_FRAMES;
+	size = PYEBPF_OFFCPU_EVENT_BYTES(depth);
+	if (size > sizeof(*ev))
+		size = sizeof(*ev);
+	/* Wake the reader only once a batch is waiting: it also drains the ring
+	 * every PYEBPF_OFFCPU_POLL_MS, so a high event rate costs no wake-up each. */
+	wakeup = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= PYEBPF_OFFCPU_WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP
+											  : BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_output(&events, ev, size, wakeup)) {
+		pyebpf_count(PYEBPF_CNT_RINGBUF_FULL);
+		return;
+	}
+	pyebpf_count(PYEBPF_CNT_EVENTS);
+}
+
+static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *proc, struct task_struct *prev,
+				       __u32 tid, bool preempt, __u32 prev_state, __u64 now)
+{
+	struct pyebpf_offcpu_thread *rec;
+	struct pyebpf_offcpu_event *ev;
+
+	if (prev_state & PYEBPF_TASK_DEAD) {
+		/* Its last switch: it never runs again. */
+		bpf_map_delete_elem(&threads, &tid);
+		if (targ_capture == PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT)
+			bpf_map_delete_elem(&stashed, &tid);
+		return;
+	}
+	rec = thread_record(tid);
+	if (!rec)
+		return;
+	pyebpf_count(PYEBPF_CNT_HITS);
+	/*
+	 * It is running, so it was switched in: if that is not what the record
+	 * says, the kernel skipped our programs for that switch-in (observed on a
+	 * VM whose agent threads suppress BPF tracepoint programs while they run).
+	 * Counted, so a missing report is never silent.
+	 */
+	switch (rec->phase) {
+	case PYEBPF_OFFCPU_SLEEPING:
+	case PYEBPF_OFFCPU_WOKEN:
+	case PYEBPF_OFFCPU_PREEMPTED:
+	case PYEBPF_OFFCPU_NEW:
+		pyebpf_count(PYEBPF_OFFCPU_CNT_END_UNSEEN);
+		break;
+	case PYEBPF_OFFCPU_CAPTURE:
+		pyebpf_count(PYEBPF_OFFCPU_CNT_CAPTURE_MISSED);
+		break;
+	default:
+		break;
+	}
+	rec->off_ts = now;
+	if (preempt || prev_state == PYEBPF_TASK_RUNNING) {
+		/* Still runnable (preempted, or yielded): run-queue time from now on, no sleep. */
+		rec->runq_ts = now;
+		rec->phase = PYEBPF_OFFCPU_PREEMPTED;
+		pyebpf_count(PYEBPF_OFFCPU_CNT_PREEMPTIONS);
+		return;
+	}
+	rec->phase = PYEBPF_OFFCPU_SLEEPING;
+	rec->prev_state = prev_state;
+	pyebpf_count(PYEBPF_OFFCPU_CNT_SLEEPS);
+	if (targ_capture != PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT)
+		return;
+	ev = bpf_map_lookup_elem(&stashed, &tid);
+	if (!ev) {
+		ev = scratch_event();
+		if (!ev)
+			return;
+		bpf_map_update_elem(&stashed, &tid, ev, BPF_ANY);
+		ev = bpf_map_lookup_elem(&stashed, &tid);
+		if (!ev)
+			return;
+	}
+	/* The Python stack is wanted unless no sleep can reach --offcpu-py-min-ms. */
+	take_stacks(ctx, ev, proc, prev, tid, true);
+}
+
+/* Where a sleep's length becomes known: filter, then report or schedule the capture. */
+static __always_inline void end_sleep(struct pyebpf_offcpu_thread *rec, struct task_struct *task, __u32 tid,
+				      __u64 off_ns, __u64 runq_ns)
+{
+	struct pyebpf_offcpu_event *ev;
+
+	pyebpf_count_add(PYEBPF_OFFCPU_CNT_OFF_NS, off_ns);
+	rec->phase = PYEBPF_OFFCPU_RUNNING;
+	if (off_ns < targ_min_off_ns) {
+		pyebpf_count(PYEBPF_CNT_FILTERED);
+		return;
+	}
+	pyebpf_count(PYEBPF_OFFCPU_CNT_REPORTED);
+	rec->off_ns = off_ns;
+	rec->runq_ns = runq_ns;
+	if (targ_capture != PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT) {
+		__u32 zero = 0, *pending = bpf_map_lookup_elem(&pending_capture, &zero);
+
+		/* Stacks when it resumes, right after this switch: handle_resume(). */
+		rec->phase = PYEBPF_OFFCPU_CAPTURE;
+		if (pending)
+			*pending = tid;
+		return;
+	}
+	ev = bpf_map_lookup_elem(&stashed, &tid);
+	if (!ev) {
+		pyebpf_count(PYEBPF_OFFCPU_CNT_NO_RECORD);
+		return;
+	}
+	if (off_ns < targ_py_min_ns) {
+		ev->py.depth = 0;
+		ev->py.status = PYEBPF_STACK_NOT_WALKED;
+	}
+	report(rec, task, ev);
+}
+
+static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64 now)
+{
+	struct pyebpf_offcpu_thread *rec = bpf_map_lookup_elem(&threads, &tid);
+	__u64 runq_ns;
+
+	if (!rec)
+		return; /* first sight of this thread: it went to sleep before we attached */
+	switch (rec->phase) {
+	case PYEBPF_OFFCPU_WOKEN:
+		end_sleep(rec, next, tid, rec->runq_ts - rec->off_ts, now - rec->runq_ts);
+		return;
+	case PYEBPF_OFFCPU_SLEEPING:
+		/* No wake-up between switch-out and now: the sleep was cancelled
+		 * (signal pending at schedule()) and the thread stayed runnable. */
+		pyebpf_count(PYEBPF_OFFCPU_CNT_NO_WAKEUP);
+		rec->runq_ts = rec->off_ts;
+		/* fallthrough */
+	case PYEBPF_OFFCPU_PREEMPTED:
+	case PYEBPF_OFFCPU_NEW:
+		runq_ns = now - rec->runq_ts;
+		pyebpf_count_add(PYEBPF_OFFCPU_CNT_PREEMPT_RUNQ_NS, runq_ns);
+		if (targ_aggregate)
+			aggregate(rec, next, NULL, PYEBPF_TASK_RUNNING, 0, runq_ns);
+		break;
+	default:
+		break;
+	}
+	rec->phase = PYEBPF_OFFCPU_RUNNING;
+}
+
+/*
+ * The ids of both tasks come from the wrapper: the tp_btf one reads them
+ * directly from the BTF-typed pointers (plain loads), the raw_tp one with
+ * probe reads. This runs at every context switch of the host, so the cheap
+ * path matters.
+ */
+static __always_inline int handle_switch(void *ctx, bool preempt, struct task_struct *prev, __u32 prev_tgid,
+					 __u32 prev_pid, struct task_struct *next, __u32 next_tgid, __u32 next_pid,
+					 __u32 prev_state)
+{
+	struct pyebpf_py_proc *proc;
+	__u64 now = bpf_ktime_get_ns();
+
+	proc = pyebpf_lookup_proc(prev_tgid);
+	if (proc)
+		switch_out(ctx, proc, prev, prev_pid, preempt, prev_state, now);
+	if (pyebpf_lookup_proc(next_tgid))
+		switch_in(next, next_pid, now);
+	return 0;
+}
+
+static __always_inline int handle_wakeup(__u32 tgid, __u32 tid, bool new_task)
+{
+	struct pyebpf_offcpu_thread *rec;
+
+	if (!pyebpf_lookup_proc(tgid))
+		return 0;
+	if (new_task) {
+		rec = thread_record(tid);
+		if (rec) {
+			rec->phase = PYEBPF_OFFCPU_NEW;
+			rec->runq_ts = bpf_ktime_get_ns();
+		}
+		return 0;
+	}
+	rec = bpf_map_lookup_elem(&threads, &tid);
+	if (!rec) {
+		pyebpf_count(PYEBPF_OFFCPU_CNT_NO_RECORD);
+		return 0;
+	}
+	/* Only the first wake-up of a sleep starts its run-queue wait: repeated
+	 * wake-ups of a runnable thread must not restart it. */
+	if (rec->phase == PYEBPF_OFFCPU_SLEEPING) {
+		rec->runq_ts = bpf_ktime_get_ns();
+		rec->phase = PYEBPF_OFFCPU_WOKEN;
+	}
+	return 0;
+}
+
+/* End of __schedule in the task that now runs: take a reported sleep's stacks. */
+static __always_inline int handle_resume(void *ctx)
+{
+	__u32 zero = 0, *pending = bpf_map_lookup_elem(&pending_capture, &zero);
+	struct pyebpf_offcpu_thread *rec;
+	struct pyebpf_offcpu_event *ev;
+	struct pyebpf_py_proc *proc;
+	struct task_struct *task;
+	__u64 pid_tgid;
+	__u32 tid;
+
+	if (!pending || !*pending)
+		return 0; /* the common case: nothing to capture on this CPU */
+	pid_tgid = bpf_get_current_pid_tgid();
+	tid = (__u32)pid_tgid;
+	if (*pending != tid)
+		return 0; /* not yet: another task runs first (its switch was not seen) */
+	*pending = 0;
+	proc = pyebpf_lookup_proc(pid_tgid >> 32);
+	if (!proc)
+		return 0;
+	rec = bpf_map_lookup_elem(&threads, &tid);
+	if (!rec || rec->phase != PYEBPF_OFFCPU_CAPTURE)
+		return 0;
+	rec->phase = PYEBPF_OFFCPU_RUNNING;
+	ev = scratch_event();
+	if (!ev)
+		return 0;
+	task = (struct task_struct *)bpf_get_current_task();
+	take_stacks(ctx, ev, proc, task, tid, rec->off_ns >= targ_py_min_ns);
+	report(rec, task, ev);
+	return 0;
+}
+
+/* The prev_state argument exists since Linux 5.18 (commit fa2c3254d7cf). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(offcpu_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	return handle_switch(ctx, preempt, prev, prev->tgid, prev->pid, next, next->tgid, next->pid, prev_state);
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(offcpu_wakeup_btf, struct task_struct *p)
+{
+	return handle_wakeup(p->tgid, p->pid, false);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(offcpu_wakeup_new_btf, struct task_struct *p)
+{
+	return handle_wakeup(p->tgid, p->pid, true);
+}
+
+/* A bare tracepoint (no tracefs event); its arguments are not used. */
+SEC("tp_btf/sched_exit_tp")
+int offcpu_resume_btf(__u64 *ctx)
+{
+	return handle_resume(ctx);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(offcpu_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	return handle_switch(ctx, preempt, prev, BPF_CORE_READ(prev, tgid), BPF_CORE_READ(prev, pid), next,
+			     BPF_CORE_READ(next, tgid), BPF_CORE_READ(next, pid), prev_state);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(offcpu_wakeup_raw, struct task_struct *p)
+{
+	return handle_wakeup(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid), false);
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(offcpu_wakeup_new_raw, struct task_struct *p)
+{
+	return handle_wakeup(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid), true);
+}
+
+SEC("raw_tp/sched_exit_tp")
+int offcpu_resume_raw(__u64 *ctx)
+{
+	return handle_resume(ctx);
+}

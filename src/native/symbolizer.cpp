@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "native/symbolizer.hpp"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "native/format.hpp"
+#include "pyebpf/error.hpp"
+
+namespace pyebpf::native {
+namespace {
+
+std::string basename_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::shared_ptr<const python::ElfFile> ElfCache::get(pid_t pid, const python::Mapping& mapping) {
+  std::string path = python::host_path(pid, mapping);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return nullptr;
+  auto key = std::make_pair(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino));
+  auto it = files_.find(key);
+  if (it != files_.end()) return it->second;
+  std::shared_ptr<const python::ElfFile> file;
+  try {
+    file = std::make_shared<const python::ElfFile>(python::ElfFile::open(path));
+  } catch (const Error& e) {
+    spdlog::debug("native symbols: {}", e.what());
+  }
+  files_.emplace(key, file);
+  return file;
+}
+
+NativeSymbolizer::NativeSymbolizer(pid_t pid, ElfCache& files) : pid_(pid), files_(files) { refresh_maps(); }
+
+void NativeSymbolizer::refresh_maps() {
+  refreshed_ = std::chrono::steady_clock::now();
+  std::vector<python::Mapping> maps;
+  try {
+    maps = python::read_maps(pid_);
+  } catch (const Error&) {
+    return;  // process gone: keep what we knew
+  }
+  maps_.clear();
+  cache_.clear();  // a library may have been unloaded and another mapped in its place
+  for (auto& m : maps) {
+    if (m.executable() && m.file_backed()) maps_.push_back(std::move(m));
+  }
+  std::sort(maps_.begin(), maps_.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+}
+
+const python::Mapping* NativeSymbolizer::mapping_of(std::uint64_t address) {
+  auto find = [&]() -> const python::Mapping* {
+    auto it = std::upper_bound(maps_.begin(), maps_.end(), address,
+                               [](std::uint64_t a, const python::Mapping& m) { return a < m.start; });
+    if (it == maps_.begin()) return nullptr;
+    --it;
+    return address < it->end ? &*it : nullptr;
+  };
+  if (const auto* m = find()) return m;
+  if (std::chrono::steady_clock::now() - refreshed_ < std::chrono::seconds(1)) return nullptr;
+  refresh_maps();  // a library loaded since (dlopen)
+  return find();
+}
+
+std::string NativeSymbolizer::name(std::uint64_t address, bool return_address) {
+  std::uint64_t lookup = return_address && address > 0 ? address - 1 : address;
+  if (auto it = cache_.find(lookup); it != cache_.end()) {
+    ++resolved_;
+    return it->second;
+  }
+  const python::Mapping* m = mapping_of(lookup);
+  if (!m) {
+    ++unresolved_;
+    return unresolved_frame(address);
+  }
+  std::string module = basename_of(m->path);
+  std::uint64_t file_offset = lookup - m->start + m->offset;
+  std::string out;
+  if (auto elf = files_.get(pid_, *m)) {
+    if (auto vaddr = elf->vaddr_of_offset(file_offset)) {
+      if (const auto* sym = elf->function_at(*vaddr)) out = frame_with_module(sym->name, module);
+    }
+  }
+  if (out.empty()) {
+    ++unresolved_;
+    return unresolved_in_module(module, file_offset);
+  }
+  ++resolved_;
+  if (cache_.size() >= kMaxCached) cache_.clear();
+  cache_.emplace(lookup, out);
+  return out;
+}
+
+}  // namespace pyebpf::native

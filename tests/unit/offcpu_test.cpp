@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+// offcpu pure logic: kallsyms parsing, task state letters, native stack order
+// and symbolisation against real ELF files (struct layouts: bpf_structs_test).
+// No root needed.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "native/format.hpp"
+#include "native/kallsyms.hpp"
+#include "native/symbolizer.hpp"
+#include "offcpu.h"
+#include "python/elf_file.hpp"
+#include "python/maps.hpp"
+#include "trackers/offcpu.hpp"
+
+// A function with a known name and no other function right after it: aligned
+// to 64 bytes and only a few bytes long, so the bytes after it are padding
+// that no symbol covers.
+extern "C" __attribute__((noinline, aligned(64), used)) int pyebpf_offcpu_test_marker(int x) {
+  asm volatile("" ::: "memory");
+  return x + 1;
+}
+
+namespace pyebpf {
+namespace {
+
+using native::Kallsyms;
+using trackers::format_prev_state;
+using trackers::root_first_stack;
+
+constexpr const char* kKallsyms =
+    "ffffffff81000000 T _stext\n"
+    "ffffffff81002000 t do_nanosleep\n"
+    "ffffffff81001000 T schedule\n"
+    "ffffffff81001800 d some_data\n"  // data: ignored
+    "ffffffff81003000 W weak_text\n"
+    "ffffffffc0a01000 t nft_do_chain\t[nf_tables]\n"
+    "ffffffffc0a02000 t bpf_prog_6deef7357e7b4530_offcpu_switch_btf\t[bpf]\n"
+    "garbage line\n"
+    "ffffffff8100zz00 T bad_address\n";
+
+TEST(Kallsyms, ParsesTextSymbolsSortedWithModules) {
+  Kallsyms k = Kallsyms::parse(kKallsyms);
+  EXPECT_EQ(k.size(), 6u);
+  EXPECT_FALSE(k.zero_addresses());
+  ASSERT_NE(k.lookup(0xffffffff81001234), nullptr);
+  EXPECT_EQ(k.lookup(0xffffffff81001234)->name, "schedule");
+  EXPECT_EQ(k.lookup(0xffffffff81001000)->name, "schedule");  // exact start
+  EXPECT_EQ(k.lookup(0xffffffff81002fff)->name, "do_nanosleep");
+  EXPECT_EQ(k.lookup(0xffffffff81003010)->name, "weak_text");
+  const auto* mod = k.lookup(0xffffffffc0a01010);
+  ASSERT_NE(mod, nullptr);
+  EXPECT_EQ(mod->name, "nft_do_chain");
+  EXPECT_EQ(mod->module, "nf_tables");
+}
+
+TEST(Kallsyms, NamesFramesAndMarksWhatItCannotResolve) {
+  Kallsyms k = Kallsyms::parse(kKallsyms);
+  EXPECT_EQ(k.name(0xffffffff81001100), "schedule");
+  EXPECT_EQ(k.name(0xffffffffc0a01010), "nft_do_chain [nf_tables]");
+  EXPECT_EQ(k.name(0xffffffff80000000), "[unknown] [0xffffffff80000000]");  // below every symbol
+  EXPECT_EQ(k.name(0xffffffffc0f00000), "[unknown] [0xffffffffc0f00000]");  // far past the last one
+}
+
+TEST(Kallsyms, ZeroAddressesMeanHiddenNotResolvable) {
+  Kallsyms k = Kallsyms::parse("0000000000000000 T _stext\n0000000000000000 t schedule\n");
+  EXPECT_TRUE(k.zero_addresses());
+  EXPECT_EQ(k.size(), 0u);
+  EXPECT_EQ(k.lookup(0x1000), nullptr);
+  EXPECT_EQ(Kallsyms::load("/nonexistent/kallsyms").size(), 0u);
+}
+
+TEST(PrevState, LettersLikePs) {
+  EXPECT_EQ(format_prev_state(0x0000), "R");
+  EXPECT_EQ(format_prev_state(0x0001), "S");
+  EXPECT_EQ(format_prev_state(0x2001), "S");  // TASK_INTERRUPTIBLE | TASK_FREEZABLE
+  EXPECT_EQ(format_prev_state(0x0002), "D");
+  EXPECT_EQ(format_prev_state(0x0102), "D");  // TASK_KILLABLE
+  EXPECT_EQ(format_prev_state(0x0402), "I");  // TASK_IDLE
+  EXPECT_EQ(format_prev_state(0x0004), "T");
+  EXPECT_EQ(format_prev_state(0x0008), "t");
+  EXPECT_EQ(format_prev_state(0x0040), "P");
+  EXPECT_EQ(format_prev_state(0x1000), "D");  // PREEMPT_RT sleeping lock
+  EXPECT_EQ(format_prev_state(0x0003), "SD");
+  EXPECT_EQ(format_prev_state(0x0200), "?(0x200)");  // TASK_WAKING alone: no letter
+}
+
+pyebpf_offcpu_native_stack make_stack(std::vector<std::uint64_t> leaf_first) {
+  pyebpf_offcpu_native_stack st{};
+  st.depth = static_cast<std::uint32_t>(leaf_first.size());
+  for (std::size_t i = 0; i < leaf_first.size(); ++i) st.ips[i] = leaf_first[i];
+  return st;
+}
+
+TEST(NativeStack, RootFirstWithTracingFramesDroppedAndTruncationMarked) {
+  // Leaf first as the kernel unwinds: the BPF program, bpf_trace_run4, then the thread's own path.
+  auto st = make_stack({1, 2, 10, 11, 12, 13});
+  std::vector<std::pair<std::uint64_t, bool>> calls;
+  auto name = [&](std::uint64_t addr, bool ret) {
+    calls.emplace_back(addr, ret);
+    switch (addr) {
+      case 1: return std::string("bpf_prog_1234_offcpu_switch_btf [bpf]");
+      case 2: return std::string("bpf_trace_run4");
+      default: return "f" + std::to_string(addr);
+    }
+  };
+  auto full = root_first_stack(st, 20, name, trackers::is_tracing_frame);
+  EXPECT_EQ(full, (std::vector<std::string>{"f13", "f12", "f11", "f10"}));
+  // Only the leaf is a current instruction; every other frame is a return address.
+  ASSERT_EQ(calls.size(), 6u);
+  EXPECT_FALSE(calls[0].second);
+  for (std::size_t i = 1; i < calls.size(); ++i) EXPECT_TRUE(calls[i].second);
+
+  auto cut = root_first_stack(st, 2, name, trackers::is_tracing_frame);
+  EXPECT_EQ(cut, (std::vector<std::string>{"[truncated]", "f11", "f10"}));
+  auto exact = root_first_stack(st, 4, name, trackers::is_tracing_frame);
+  EXPECT_EQ(exact.front(), "f13") << "exactly the limit is not a cut";
+  // User stacks keep every frame: nothing there is ours.
+  auto user = root_first_stack(make_stack({5, 6}), 20, name);
+  EXPECT_EQ(user, (std::vector<std::string>{"f6", "f5"}));
+  EXPECT_TRUE(root_first_stack(make_stack({}), 20, name).empty());
+}
+
+TEST(NativeStack, TracingFrames) {
+  for (const char* f : {"bpf_trace_run4", "__bpf_trace_sched_switch", "__traceiter_sched_switch",
+                        "bpf_prog_e6516c1e5e599cdf_offcpu_switch_btf [bpf]", "perf_trace_run_bpf_submit"})
+    EXPECT_TRUE(trackers::is_tracing_frame(f)) << f;
+  for (const char* f : {"__schedule", "schedule", "do_nanosleep", "futex_wait", "nft_do_chain [nf_tables]"})
+    EXPECT_FALSE(trackers::is_tracing_frame(f)) << f;
+}
+
+std::string self_exe_name() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  std::string path(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+  return path.substr(path.rfind('/') + 1);
+}
+
+TEST(ElfSymbols, FunctionAtCoversExactlyTheSymbolRange) {
+  python::ElfFile elf = python::ElfFile::open("/proc/self/exe");
+  auto sym = elf.symbol("pyebpf_offcpu_test_marker");
+  ASSERT_TRUE(sym.has_value());
+  ASSERT_GT(sym->size, 0u);
+  ASSERT_NE(elf.function_at(sym->value), nullptr);
+  EXPECT_EQ(elf.function_at(sym->value)->name, "pyebpf_offcpu_test_marker");
+  EXPECT_EQ(elf.function_at(sym->value + sym->size - 1)->name, "pyebpf_offcpu_test_marker");
+  const auto* after = elf.function_at(sym->value + sym->size);
+  EXPECT_TRUE(after == nullptr || after->name != "pyebpf_offcpu_test_marker");
+  // File offset and virtual address are inverse mappings over PT_LOAD segments.
+  auto off = elf.file_offset(sym->value);
+  ASSERT_TRUE(off.has_value());
+  EXPECT_EQ(elf.vaddr_of_offset(*off), sym->value);
+}
+
+TEST(NativeSymbolizer, NamesFunctionsOfThisProcessWithTheirModule) {
+  native::ElfCache files;
+  native::NativeSymbolizer sym(getpid(), files);
+  auto addr = reinterpret_cast<std::uint64_t>(&pyebpf_offcpu_test_marker);
+  std::string module = self_exe_name();
+  EXPECT_EQ(sym.name(addr, false), "pyebpf_offcpu_test_marker [" + module + "]");
+  EXPECT_EQ(sym.name(addr + 2, false), "pyebpf_offcpu_test_marker [" + module + "]");
+  // A return address right after the function's last byte still names the
+  // function whose call it follows.
+  python::ElfFile elf = python::ElfFile::open("/proc/self/exe");
+  auto info = elf.symbol("pyebpf_offcpu_test_marker");
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(sym.name(addr + info->size, true), "pyebpf_offcpu_test_marker [" + module + "]");
+  // A shared library function, through its own mapping.
+  auto getpid_addr = reinterpret_cast<std::uint64_t>(&::getpid);
+  EXPECT_EQ(sym.name(getpid_addr, false).rfind("getpid [libc.so", 0), 0u) << sym.name(getpid_addr, false);
+  EXPECT_GT(sym.resolved(), 0u);
+}
+
+TEST(NativeSymbolizer, MarksWhatItCannotResolve) {
+  native::ElfCache files;
+  native::NativeSymbolizer sym(getpid(), files);
+  // Heap memory: no file mapping at all.
+  std::vector<char> heap(64);
+  auto heap_addr = reinterpret_cast<std::uint64_t>(heap.data());
+  EXPECT_EQ(sym.name(heap_addr, false), native::unresolved_frame(heap_addr));
+  EXPECT_EQ(sym.name(heap_addr, false).rfind("[unknown] [0x", 0), 0u);
+  // Padding after the marker function: in our executable mapping, covered by no symbol.
+  python::ElfFile elf = python::ElfFile::open("/proc/self/exe");
+  auto info = elf.symbol("pyebpf_offcpu_test_marker");
+  ASSERT_TRUE(info.has_value());
+  auto addr = reinterpret_cast<std::uint64_t>(&pyebpf_offcpu_test_marker) + info->size;
+  if (elf.function_at(info->value + info->size) != nullptr) GTEST_SKIP() << "no padding after the marker";
+  std::string name = sym.name(addr, false);
+  EXPECT_EQ(name.rfind("[unknown] [" + self_exe_name() + "+0x", 0), 0u) << name;
+  EXPECT_GT(sym.unresolved(), 0u);
+}
+
+}  // namespace
+}  // namespace pyebpf

@@ -1,0 +1,48 @@
+"""A CPU-bound thread pinned to one CPU, alone in its process (no GIL
+contention once started), so it never sleeps: it only gets preempted by
+whatever else runs on that CPU (the tests pin two of these together).
+
+Starting does involve the GIL: the new thread waits for it while the main
+thread finishes Thread.start(), and gives it back once so that start() can
+return. So the thread first burns WARMUP_S of CPU, by when the main thread
+has long been blocked in join() (which holds no GIL and never wakes), and
+only then marks the time from which it never sleeps.
+
+Usage: offcpu_spinner.py SECONDS CPU
+RESULT {"tid": <the spinning thread>, "cpu_s": <CPU time it burned after the
+warm-up>, "steady_us": <epoch us when the warm-up ended>}
+"""
+import os
+import sys
+import threading
+import time
+
+from wl_common import burn_cpu, linger, native_id, ready, result, wait_go
+
+SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
+CPU = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+os.sched_setaffinity(0, {CPU})
+info = {}
+
+
+WARMUP_S = 0.2
+
+
+def cpu_bound():
+    info["tid"] = native_id()
+    burn_cpu(WARMUP_S)
+    info["steady_us"] = int(time.time() * 1e6)
+    start = time.thread_time()
+    deadline = time.monotonic() + SECONDS
+    while time.monotonic() < deadline:
+        burn_cpu(0.01)
+    info["cpu_s"] = time.thread_time() - start
+
+
+ready(tid=native_id())
+wait_go()
+spinner = threading.Thread(target=cpu_bound, name="Spinner")
+spinner.start()
+spinner.join()
+result(**info)
+linger()
