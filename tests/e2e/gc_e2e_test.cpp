@@ -263,7 +263,7 @@ TEST_P(GcE2E, MinMsDropsShorterCollectionsInBpf) {
     const bool short_by_containment = !inside && wall < kMinMs - 0.005;
     if (long_by_cpu || (quiet[i] && wall >= kMinMs + 0.5)) {
       ++must;
-      // CPU time is a strong hint, not proof: once in ~350 runs a collection
+      // CPU time is a strong hint, not proof: in one run here a collection
       // used 0.75 ms more CPU inside its callbacks window than in the
       // collector itself. Judged with the other outliers.
       if (!reported[i]) outliers.push_back("not reported: " + describe(r));
