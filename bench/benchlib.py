@@ -4,10 +4,13 @@ Benchmarks print ratios; they are not timed tests."""
 import contextlib
 import json
 import os
+import re
 import signal
+import socket
 import statistics
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYEBPF = os.path.join(ROOT, "build", "pyebpf")
@@ -80,3 +83,75 @@ def report_ratio(label, without, with_):
     b, t = statistics.median(without), statistics.median(with_)
     print("%s: median without %.4g, with %.4g, ratio %.4f (%+.2f%%)" % (label, b, t, t / b, 100 * (t / b - 1)))
     return t / b
+
+
+# --- HTTP load on loopback (bench/handoff, bench/net) -------------------------
+
+def start_gunicorn(threads, sleep_s=0.0):
+    """Debian's gunicorn, 1 gthread worker with `threads` threads, serving
+    tests/workloads/handoff_app.py on 127.0.0.1. Returns (server, worker pid, port)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1024)
+    port = listener.getsockname()[1]
+    server = subprocess.Popen(
+        ["/usr/bin/gunicorn", "--chdir", os.path.join(ROOT, "tests", "workloads"), "-k", "gthread", "-w", "1",
+         "--threads", str(threads), "--keep-alive", "30", "-b", "fd://%d" % listener.fileno(),
+         "handoff_app:app"],
+        pass_fds=[listener.fileno()], env=dict(os.environ, HANDOFF_SLEEP_S=str(sleep_s)),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    listener.close()
+    for _ in range(200):
+        time.sleep(0.05)
+        try:
+            with open("/proc/%d/task/%d/children" % (server.pid, server.pid)) as f:
+                kids = f.read().split()
+        except OSError:
+            kids = []
+        if kids:
+            return server, int(kids[0]), port
+    stop_server(server)
+    sys.exit("gunicorn started no worker")
+
+
+def stop_server(server):
+    server.send_signal(signal.SIGINT)
+    try:
+        server.wait(10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+
+
+def wrk_run(port, seconds, connections, close=False):
+    """One wrk run against 127.0.0.1:port: (requests/s, requests, wrk's CPU seconds).
+    close=True sends `Connection: close`: a new TCP connection per request."""
+    # A 10 s timeout: on a busy shared machine the default 2 s fails runs for nothing.
+    cmd = ["wrk", "-t1", "-c%d" % connections, "-d%ds" % seconds, "--timeout", "10s"]
+    if close:
+        cmd += ["-H", "Connection: close"]
+    before = os.times()
+    out = subprocess.run(cmd + ["http://127.0.0.1:%d/" % port], check=True, capture_output=True, text=True).stdout
+    after = os.times()
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    requests = re.search(r"(\d+) requests in", out)
+    # With Connection: close wrk counts the server's closes as read errors; anything else is a failure.
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    bad = errors and (int(errors.group(1)) or int(errors.group(3)) or int(errors.group(4)) or
+                      (int(errors.group(2)) and not close))
+    if not rate or not requests or "Non-2xx" in out or bad:
+        sys.exit("wrk failed:\n" + out)
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return float(rate.group(1)), int(requests.group(1)), cpu
+
+
+def wrk(port, seconds, connections, close=False):
+    """Requests/s of one wrk run."""
+    return wrk_run(port, seconds, connections, close)[0]
+
+
+def dd_seconds(n):
+    """Wall time of n 1-byte read+write syscall pairs by a process that is not a target."""
+    t0 = time.monotonic()
+    subprocess.run(["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=%d" % n], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.monotonic() - t0

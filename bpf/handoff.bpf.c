@@ -22,34 +22,9 @@
 #include "python.bpf.h"
 #include <bpf/bpf_tracing.h>
 #include "handoff.h"
+#include "syscalls.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-#if defined(__TARGET_ARCH_x86)
-#define NR_read 0
-#define NR_close 3
-#define NR_readv 19
-#define NR_accept 43
-#define NR_recvfrom 45
-#define NR_recvmsg 47
-#define NR_epoll_ctl 233
-#define NR_accept4 288
-#define SYSCALL_NR(regs) ((regs)->orig_ax)
-#define SYSCALL_NR_CORE(regs) BPF_CORE_READ(regs, orig_ax)
-#elif defined(__TARGET_ARCH_arm64)
-#define NR_epoll_ctl 21
-#define NR_close 57
-#define NR_read 63
-#define NR_readv 65
-#define NR_accept 202
-#define NR_recvfrom 207
-#define NR_recvmsg 212
-#define NR_accept4 242
-#define SYSCALL_NR(regs) ((regs)->syscallno)
-#define SYSCALL_NR_CORE(regs) BPF_CORE_READ(regs, syscallno)
-#else
-#error "pyebpf: syscall numbers not known for this architecture"
-#endif
 
 #define EPOLL_CTL_DEL 2
 #define RCV_SHUTDOWN 1

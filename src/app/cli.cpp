@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "app/registry.hpp"
+#include "trackers/tcp_format.hpp"
 
 #ifndef PYEBPF_VERSION
 #define PYEBPF_VERSION "0.0.0"
@@ -169,6 +170,19 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
                      "When stacks are taken: auto (resume where the kernel has sched_exit_tp, else switch-out), "
                      "resume (only for reported sleeps), switch-out (every sleep)")
       ->check(CLI::IsMember({"auto", "resume", "switch-out"}));
+
+  auto* tcp = cli.add_option_group("tcp", "tcp_connect, tcp_accept, tcp_loss");
+  tcp->add_option("--net-scope", o.net_scope,
+                  "Sockets reported: 'targets' (those the target processes connected, accepted or listen on; "
+                  "default) or 'host' (every TCP socket)")
+      ->check(CLI::IsMember({"targets", "host"}));
+  auto* tcp_loss = cli.add_option_group("tcp_loss", "TCP retransmits, resets, zero windows");
+  tcp_loss->add_option("--loss-filter-ip", o.loss_filter_ip, "Only report events with this IPv4/IPv6 address at either end")
+      ->check([](const std::string& ip) {
+        return trackers::tcp::parse_filter_ip(ip) ? std::string() : "not an IPv4 or IPv6 address: " + ip;
+      });
+  tcp_loss->add_option("--loss-rate-limit", o.loss_rate_limit,
+                       "Most tcp_loss events per second; the rest are counted, not printed (default 1000, 0: no limit)");
 
   try {
     cli.parse(argc, argv);

@@ -71,6 +71,11 @@ struct Options {
   // `pyebpf report FILE [--run N]`
   std::string report_file;
   long report_run = 0;              // 0: the latest run in the file
+
+  // tcp_connect, tcp_accept, tcp_loss
+  std::string net_scope = "targets";  // "targets": sockets of the target processes; "host": all
+  std::string loss_filter_ip;         // tcp_loss: only events with this address at either end
+  unsigned loss_rate_limit = 1000;    // tcp_loss events per second (all CPUs), 0: unlimited
   double offcpu_min_total_ms = 20;       // sleeps shorter than this are dropped in BPF
   double offcpu_py_min_ms = 0;           // Python stack only for sleeps at least this long
   bool offcpu_py_enable = true;          // walk Python stacks at all

@@ -10,6 +10,9 @@
 #include "trackers/gil.hpp"
 #include "trackers/offcpu.hpp"
 #include "trackers/py_stack.hpp"
+#include "trackers/tcp_accept.hpp"
+#include "trackers/tcp_connect.hpp"
+#include "trackers/tcp_loss.hpp"
 
 namespace pyebpf::app {
 namespace {
@@ -36,10 +39,10 @@ const std::vector<TrackerInfo>& tracker_registry() {
       {"gc", "garbage collection pauses", make<trackers::GcTracker>(), {}},
       {"offcpu", "why threads sleep: kernel, native and Python stacks", make<trackers::OffCpuTracker>(), {}},
       {"handoff", "request queue time in servers (gunicorn gthread)", make<trackers::HandoffTracker>(), {}},
-      {"tcp_connect", "outbound TCP handshakes", nullptr, {}},
-      {"tcp_accept", "inbound TCP connections and accept-queue dwell", nullptr, {}},
+      {"tcp_connect", "outbound TCP handshakes", make<trackers::TcpConnectTracker>(), {}},
+      {"tcp_accept", "inbound TCP connections and accept-queue dwell", make<trackers::TcpAcceptTracker>(), {}},
       {"tcp_handshake", "tcp_connect + tcp_accept", nullptr, {"tcp_connect", "tcp_accept"}},
-      {"tcp_loss", "retransmits, resets, zero windows", nullptr, {}},
+      {"tcp_loss", "retransmits, resets, zero windows", make<trackers::TcpLossTracker>(), {}},
       {"host_net_health", "periodic host network health snapshot", make<trackers::HostNetHealthTracker>(), {}},
   };
   return registry;

@@ -64,4 +64,34 @@ bool kernel_loads_tp_btf(const char* name) {
   return static_cast<bool>(fd);
 }
 
+int btf_tracepoint_args(const char* name) {
+  const btf* b = vmlinux_btf();
+  if (!b) return -1;
+  std::string type = std::string("btf_trace_") + name;
+  int id = btf__find_by_name_kind(b, type.c_str(), BTF_KIND_TYPEDEF);
+  if (id <= 0) return -1;
+  const btf_type* t = btf__type_by_id(b, btf__type_by_id(b, static_cast<__u32>(id))->type);  // the pointer
+  if (!t || !btf_is_ptr(t)) return -1;
+  t = btf__type_by_id(b, t->type);
+  return t && btf_is_func_proto(t) ? static_cast<int>(btf_vlen(t)) - 1 : -1;
+}
+
+std::vector<std::string> kernel_enum_names(const char* name, const std::string& prefix) {
+  std::vector<std::string> out;
+  const btf* b = vmlinux_btf();
+  int id = b ? btf__find_by_name_kind(b, name, BTF_KIND_ENUM) : -1;
+  if (id <= 0) return out;
+  const btf_type* t = btf__type_by_id(b, static_cast<__u32>(id));
+  const struct btf_enum* e = btf_enum(t);
+  for (int i = 0; i < btf_vlen(t); ++i) {
+    std::string n = btf__name_by_offset(b, e[i].name_off);
+    if (n.rfind(prefix, 0) == 0) n = n.substr(prefix.size());
+    if (e[i].val < 0 || e[i].val > 4096) continue;
+    auto value = static_cast<std::size_t>(e[i].val);
+    if (out.size() <= value) out.resize(value + 1);
+    out[value] = n;
+  }
+  return out;
+}
+
 }  // namespace pyebpf::bpf

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace pyebpf::bpf {
 
 // Whether the running kernel offers bpf_loop() (Linux 5.17+) to perf_event,
@@ -12,6 +15,14 @@ bool kernel_has_bpf_loop();
 // vmlinux BTF is parsed once per process.
 bool kernel_has_btf_tracepoint(const char* name);
 
+// Arguments the raw tracepoint `name` passes (without the leading context
+// pointer), -1 if the kernel has no such tracepoint. Tracepoints gain
+// arguments across kernel versions (tcp_send_reset's reason in 6.10).
+int btf_tracepoint_args(const char* name);
+
+// Names of the values of kernel enum `name`, indexed by value, with `prefix`
+// removed (enum sk_rst_reason -> "NOT_SPECIFIED", ...). Empty if absent.
+std::vector<std::string> kernel_enum_names(const char* name, const std::string& prefix);
 // True if this kernel also loads a BTF-typed raw tracepoint program (tp_btf)
 // for `name` (e.g. "sched_switch"): it accepts BPF_PROG_TYPE_TRACING attached
 // to that tracepoint. Loads and discards a two-instruction program.

@@ -254,7 +254,8 @@ void Report::add(const Event& e) {
     t.count += count;
     t.max_ms = std::max(t.max_ms, count > 1 ? off / static_cast<double>(count) : off);
   } else if (metric == "tcp_connect") {
-    connect_[str(e, "outcome", "?")].add(num(e, "handshake_us").value_or(0) / 1000.0);
+    // SYN -> established for successes, SYN -> outcome (duration_us) for the others.
+    connect_[str(e, "outcome", "?")].add(num(e, "handshake_us").value_or(num(e, "duration_us").value_or(0)) / 1000.0);
   } else if (metric == "tcp_accept") {
     if (auto d = num(e, "accept_dwell_us")) accept_dwell_.add(*d / 1000.0);
     if (auto r = num(e, "handshake_rtt_us")) accept_rtt_.add(*r / 1000.0);
@@ -376,7 +377,7 @@ void Report::render_tcp(std::string& out) const {
   if (!connect_.empty()) {
     std::uint64_t n = 0;
     for (const auto& [o, d] : connect_) n += d.count();
-    heading(out, fmt::format("TCP connect latency (SYN to established)  [tcp_connect: {} connects]", n));
+    heading(out, fmt::format("TCP connect latency (SYN to established, or to the failure)  [tcp_connect: {} connects]", n));
     std::vector<std::vector<std::string>> rows;
     for (const auto& [outcome, d] : connect_)
       rows.push_back({outcome, count_text(d.count()), ms(d.percentile(0.5)), ms(d.percentile(0.99)), ms(d.max())});

@@ -86,39 +86,52 @@ std::vector<TableSchema> build() {
                                          {"src_port", T::UInt16},
                                          {"dst_ip", T::String},
                                          {"dst_port", T::UInt16},
-                                         {"handshake_us", T::UInt64},
+                                         {"handshake_us", T::UInt64, true},  // successful connects only
                                          {"srtt_us", T::UInt32},
-                                         {"outcome", T::Symbol}})});
+                                         {"outcome", T::Symbol},
+                                         {"error", T::Symbol, true},
+                                         {"duration_us", T::UInt64},
+                                         {"syn_retransmits", T::UInt32},
+                                         {"netns", T::UInt32}})});
   t.push_back({"tcp_accept", "ebpf_tcp_accept",
                concat(thread_columns(), {{"family", T::Symbol},
                                          {"peer_ip", T::String},
                                          {"peer_port", T::UInt16},
                                          {"local_ip", T::String},
                                          {"local_port", T::UInt16},
-                                         {"syn_queue_len", T::UInt32},
-                                         {"accept_queue_len", T::UInt32},
-                                         {"accept_queue_max", T::UInt32},
-                                         {"accept_dwell_us", T::UInt64},
-                                         {"handshake_rtt_us", T::UInt32}})});
+                                         {"syn_queue_len", T::UInt32, true},
+                                         {"accept_queue_len", T::UInt32, true},
+                                         {"accept_queue_max", T::UInt32, true},
+                                         {"accept_dwell_us", T::UInt64, true},  // null: established before tracing
+                                         {"handshake_rtt_us", T::UInt32, true},
+                                         {"synack_retransmits", T::UInt32, true},
+                                         {"netns", T::UInt32}})});
+  // The owner's thread columns: pid/tid 0 where no owner is known (--net-scope host).
   t.push_back({"tcp_loss", "ebpf_tcp_loss",
-               concat(host_columns(), {{"event", T::Symbol},
-                                       {"pid", T::UInt32, true},
-                                       {"tid", T::UInt32, true},
-                                       {"comm", T::Symbol},
-                                       {"thread_name", T::Symbol},
-                                       {"family", T::Symbol},
-                                       {"src_ip", T::String},
-                                       {"src_port", T::UInt16},
-                                       {"dst_ip", T::String},
-                                       {"dst_port", T::UInt16},
-                                       {"tcp_state", T::Symbol},
-                                       {"srtt_us", T::UInt32},
-                                       {"snd_cwnd", T::UInt32},
-                                       {"total_retrans", T::UInt32},
-                                       {"lost_out", T::UInt32},
-                                       {"snd_wnd", T::UInt32},
-                                       {"rcv_wnd", T::UInt32},
-                                       {"suppressed", T::UInt64, true}})});
+               concat(thread_columns(), {{"event", T::Symbol},
+                                         {"family", T::Symbol},
+                                         {"src_ip", T::String},
+                                         {"src_port", T::UInt16},
+                                         {"dst_ip", T::String},
+                                         {"dst_port", T::UInt16},
+                                         {"tcp_state", T::Symbol, true},
+                                         {"ca_state", T::Symbol, true},
+                                         // null for resets answered by request or TIME_WAIT sockets
+                                         {"srtt_us", T::UInt32, true},
+                                         {"snd_cwnd", T::UInt32, true},
+                                         {"total_retrans", T::UInt32, true},
+                                         {"lost_out", T::UInt32, true},
+                                         {"snd_wnd", T::UInt32, true},
+                                         {"rcv_wnd", T::UInt32, true},
+                                         {"packets_out", T::UInt32, true},
+                                         {"retrans_out", T::UInt32, true},
+                                         {"segments", T::UInt32, true},      // retransmit
+                                         {"rst_reason", T::Symbol, true},    // send_rst
+                                         {"probes", T::UInt32, true},        // zero_window
+                                         {"prev_ca_state", T::Symbol, true}, // loss, recovery
+                                         {"synack_attempt", T::UInt32, true},
+                                         {"owner_known", T::Bool},
+                                         {"netns", T::UInt32}})});
   // handoff's periodic summary (not a table of the original tool, whose
   // equivalents went to Elasticsearch).
   t.push_back({"request_queue", "ebpf_request_queue",

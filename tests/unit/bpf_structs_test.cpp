@@ -20,6 +20,8 @@
 #include "offcpu.skel.h"
 #include "py_stack.h"
 #include "py_stack.skel.h"
+#include "tcp.h"
+#include "tcp.skel.h"
 
 namespace {
 
@@ -162,6 +164,47 @@ TEST(BpfStructsTest, GcStructsMatchTheEmbeddedObject) {
   EXPECT_EQ(btf_size(t, "pyebpf_gc_gen_stats"), static_cast<long>(sizeof(pyebpf_gc_gen_stats)));
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen_stats, collected);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen_stats, uncollectable);
+}
+
+TEST(BpfStructsTest, TcpStructsMatchTheEmbeddedObject) {
+  std::size_t size = 0;
+  const void* bytes = tcp_bpf__elf_bytes(&size);
+  Object obj(bpf_object__open_mem(bytes, size, nullptr));
+  ASSERT_TRUE(obj);
+  const btf* t = bpf_object__btf(obj.get());
+  ASSERT_TRUE(t);
+
+  EXPECT_EQ(btf_size(t, "pyebpf_tcp_addrs"), static_cast<long>(sizeof(pyebpf_tcp_addrs)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_addrs, daddr);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_addrs, sport);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_addrs, family);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_addrs, netns);
+  EXPECT_EQ(btf_size(t, "pyebpf_tcp_owner"), static_cast<long>(sizeof(pyebpf_tcp_owner)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_owner, connect_ns);
+  EXPECT_EQ(btf_size(t, "pyebpf_tcp_thread_event"), static_cast<long>(sizeof(pyebpf_tcp_thread_event)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_thread_event, hdr);
+
+  EXPECT_EQ(btf_size(t, "pyebpf_tcp_connect_event"), static_cast<long>(sizeof(pyebpf_tcp_connect_event)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_connect_event, hdr);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_connect_event, addrs);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_connect_event, start_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_connect_event, sk_err);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_connect_event, same_thread);
+
+  EXPECT_EQ(btf_size(t, "pyebpf_tcp_accept_event"), static_cast<long>(sizeof(pyebpf_tcp_accept_event)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_accept_event, flags);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_accept_event, established_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_accept_event, handshake_rtt_us);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_accept_event, accept_queue_max);
+
+  EXPECT_EQ(btf_size(t, "pyebpf_tcp_loss_event"), static_cast<long>(sizeof(pyebpf_tcp_loss_event)));
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_loss_event, type);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_loss_event, ca_state);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_loss_event, hdr);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_loss_event, addrs);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_loss_event, srtt_us);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_loss_event, retrans_out);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_loss_event, detail);
 }
 
 TEST(BpfStructsTest, OffCpuStructsMatchTheEmbeddedObject) {

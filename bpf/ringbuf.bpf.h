@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* BPF-only: ring buffer wakeup policy shared by high-rate trackers. */
+#ifndef PYEBPF_RINGBUF_BPF_H
+#define PYEBPF_RINGBUF_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+/*
+ * Flags for bpf_ringbuf_submit/output that wake the consumer at most once per
+ * `min_gap_ns`, or when `batch` bytes are waiting. By default the kernel wakes
+ * the consumer for every record it finds caught up, which under load means a
+ * context switch per event competing with the traced workload for CPU. Here a
+ * sparse event is still delivered at once (its thread is likely alive, so its
+ * name can be read), while a stream is delivered in batches. A record that
+ * arrives within min_gap_ns of a wakeup and is followed by silence waits for
+ * the next one, so trackers using this also drain from tick().
+ * `last_wake_ns` is the caller's slot (an array map value shared by all CPUs;
+ * a race costs at most an extra wakeup).
+ */
+static __always_inline __u64 pyebpf_rb_wakeup_flags(void *ringbuf, __u64 *last_wake_ns, __u64 batch,
+						    __u64 min_gap_ns)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (now - *last_wake_ns < min_gap_ns &&
+	    bpf_ringbuf_query(ringbuf, BPF_RB_AVAIL_DATA) < batch)
+		return BPF_RB_NO_WAKEUP;
+	*last_wake_ns = now;
+	return BPF_RB_FORCE_WAKEUP;
+}
+
+#endif /* PYEBPF_RINGBUF_BPF_H */
