@@ -77,8 +77,7 @@ def on_gc(gc_phase, info):
         generation, stack, sw_start, epoch, cpu, wall = starts.pop(tid)
         record = {
             "phase": phase,
-            "tid": tid,
-            "thread": threading.current_thread().name,
+            "tid": tid,  # "thread" (its name) is filled in at the end, see below
             "generation": generation,
             "epoch_us": int(epoch * 1e6),
             "wall_ms": (wall_end - wall) * 1e3,
@@ -132,6 +131,14 @@ phase = "explicit"
 explicit_collections()
 gc.disable()
 gc.callbacks.remove(on_gc)
+# Names by tid, once every thread is known: a collection can run in a thread
+# still starting, before threading has registered it, where current_thread()
+# would invent a "Dummy-1" (and register it, under the thread's ident).
+names = {native_id(): "MainThread"}
+if worker:
+    names[worker.native_id] = worker.name
+for record in records:
+    record["thread"] = names.get(record["tid"], "?")
 result(tid=native_id(), worker_tid=worker.native_id if worker else None, file=__file__, collections=records,
        lines={m: line_of(m) for m in ("alloc_a", "alloc_b", "collect0", "collect1", "collect2", "collect_full")})
 linger()
