@@ -17,6 +17,7 @@
 #include "trackers/event_fields.hpp"
 #include "trackers/tcp_existing.hpp"
 #include "util/clock.hpp"
+#include "util/files.hpp"
 #include "trackers/tcp_format.hpp"
 
 namespace pyebpf::trackers {
@@ -38,24 +39,6 @@ std::uint64_t kallsyms_address(const std::string& symbol) {
     return std::stoull(addr, nullptr, 16);
   }
   return 0;
-}
-
-// The pid in the process's innermost pid namespace (NSpid's last field).
-std::optional<std::uint32_t> innermost_nspid(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("NSpid:", 0) != 0) continue;
-    std::istringstream fields(line.substr(6));
-    std::uint32_t v = 0, last = 0;
-    bool any = false;
-    while (fields >> v) {
-      last = v;
-      any = true;
-    }
-    if (any) return last;
-  }
-  return std::nullopt;
 }
 
 std::weak_ptr<TcpSession>& current_session() {
@@ -182,8 +165,8 @@ void TcpSession::seed_existing_sockets(app::Targets& targets) {
     if (t.exited) continue;
     pyebpf_tcp_owner owner{};
     owner.hdr.ts_ns = monotonic_ns();
-    owner.hdr.pid = owner.hdr.ns_pid = static_cast<__u32>(t.pid);
-    if (auto nspid = innermost_nspid(t.pid)) owner.hdr.ns_pid = *nspid;
+    owner.hdr.pid = static_cast<__u32>(t.pid);
+    owner.hdr.ns_pid = container_pid_of(t.pid);
     std::strncpy(owner.hdr.comm, t.comm.c_str(), sizeof(owner.hdr.comm) - 1);
     for (auto& s : tcp::existing_tcp_sockets(t.pid, t.pidfd.get())) {
       __u64 inode = s.inode;
