@@ -26,6 +26,7 @@
 #include "python.bpf.h"
 #include <bpf/bpf_tracing.h>
 #include "offcpu.h"
+#include "ringbuf.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -272,7 +273,7 @@ static __always_inline void aggregate(const struct pyebpf_offcpu_thread *rec, st
 static __always_inline void report(const struct pyebpf_offcpu_thread *rec, struct task_struct *task,
 				   struct pyebpf_offcpu_event *ev)
 {
-	__u64 size, wakeup;
+	__u64 size;
 	__u32 depth;
 
 	if (targ_aggregate) {
@@ -290,11 +291,7 @@ static __always_inline void report(const struct pyebpf_offcpu_thread *rec, struc
 	size = PYEBPF_OFFCPU_EVENT_BYTES(depth);
 	if (size > sizeof(*ev))
 		size = sizeof(*ev);
-	/* Wake the reader only once a batch is waiting: it also drains the ring
-	 * every PYEBPF_OFFCPU_POLL_MS, so a high event rate costs no wake-up each. */
-	wakeup = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= PYEBPF_OFFCPU_WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP
-											  : BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_output(&events, ev, size, wakeup)) {
+	if (bpf_ringbuf_output(&events, ev, size, pyebpf_rb_wake_past(&events, PYEBPF_OFFCPU_WAKEUP_BYTES))) {
 		pyebpf_count(PYEBPF_CNT_RINGBUF_FULL);
 		return;
 	}

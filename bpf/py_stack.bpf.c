@@ -7,6 +7,7 @@
  */
 #include "python.bpf.h"
 #include "py_stack.h"
+#include "ringbuf.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -49,7 +50,7 @@ int sample_python_stack(struct bpf_perf_event_data *ctx)
 	size = PYEBPF_PY_STACK_EVENT_BYTES(ev->stack.depth);
 	if (size > sizeof(*ev))
 		size = sizeof(*ev);
-	if (bpf_ringbuf_output(&events, ev, size, 0)) {
+	if (bpf_ringbuf_output(&events, ev, size, pyebpf_rb_wake_past(&events, PYEBPF_PY_STACK_WAKEUP_BYTES))) {
 		pyebpf_count(PYEBPF_CNT_RINGBUF_FULL);
 		return 0;
 	}

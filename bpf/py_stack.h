@@ -13,6 +13,16 @@ struct pyebpf_py_stack_event {
 #define PYEBPF_PY_STACK_EVENT_BYTES(depth) \
 	(sizeof(struct pyebpf_event_header) + PYEBPF_STACK_BYTES(depth))
 
+/*
+ * A sample never wakes the reader by itself: a reader woken by every sample
+ * runs right after it, often on another CPU just before that CPU's own sample,
+ * which then sees pyebpf instead of the target (one of two busy CPUs lost up
+ * to 90% of its samples that way). BPF wakes it once this much is waiting;
+ * otherwise the reader drains the ring every PYEBPF_PY_STACK_POLL_MS, jittered.
+ */
+#define PYEBPF_PY_STACK_WAKEUP_BYTES (1024 * 1024)
+#define PYEBPF_PY_STACK_POLL_MS 100
+
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_stack_event) ==
 			     sizeof(struct pyebpf_event_header) + sizeof(struct pyebpf_py_stack),
 		     "py_stack event layout");

@@ -30,4 +30,14 @@ static __always_inline __u64 pyebpf_rb_wakeup_flags(void *ringbuf, __u64 *last_w
 	return BPF_RB_FORCE_WAKEUP;
 }
 
+/*
+ * Flags for a ring whose reader also drains it on a timer (RingBuffer with a
+ * poll interval): wake the reader only once `batch` bytes are waiting, so a
+ * high event rate costs no wakeup per event.
+ */
+static __always_inline __u64 pyebpf_rb_wake_past(void *ringbuf, __u64 batch)
+{
+	return bpf_ringbuf_query(ringbuf, BPF_RB_AVAIL_DATA) >= batch ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
 #endif /* PYEBPF_RINGBUF_BPF_H */

@@ -6,7 +6,6 @@
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,6 +20,7 @@
 #include "pyebpf/error.hpp"
 #include "pyebpf/fd.hpp"
 #include "util/clock.hpp"
+#include "util/timer.hpp"
 
 #ifndef PYEBPF_VERSION
 #define PYEBPF_VERSION "0.0.0"
@@ -70,22 +70,6 @@ Fd block_and_watch_signals() {
   return fd;
 }
 
-// A timerfd firing after `first_s` seconds, then every `interval_s` (0: once).
-Fd timer(double first_s, long interval_s) {
-  Fd fd(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
-  if (!fd) throw Error(errno_text("timerfd_create", errno));
-  auto first_ns = static_cast<long long>(first_s * 1e9);
-  itimerspec spec{{interval_s, 0}, {static_cast<time_t>(first_ns / 1'000'000'000), static_cast<long>(first_ns % 1'000'000'000)}};
-  timerfd_settime(fd.get(), 0, &spec, nullptr);
-  return fd;
-}
-
-void drain_fd(int fd) {
-  char buf[256];
-  while (read(fd, buf, sizeof(buf)) > 0) {
-  }
-}
-
 }  // namespace
 
 int run(const Options& options) {
@@ -110,7 +94,7 @@ int run(const Options& options) {
 
   EventLoop loop;
   Fd signals = block_and_watch_signals();
-  Fd ticker = timer(1, 1);
+  Fd ticker = make_timer(std::chrono::seconds(1), std::chrono::seconds(1));
   loop.add(signals.get(), Source::Signal, 0);
   loop.add(ticker.get(), Source::Tick, 0);
   for (std::uint32_t i = 0; i < targets.all().size(); ++i) loop.add(targets.all()[i].pidfd.get(), Source::Target, i);
@@ -127,7 +111,7 @@ int run(const Options& options) {
   const std::uint64_t start_ns = monotonic_ns();
   Fd deadline;
   if (options.duration_s > 0) {
-    deadline = timer(options.duration_s, 0);
+    deadline = make_timer(from_seconds(options.duration_s), {});
     loop.add(deadline.get(), Source::Deadline, 0);
   }
   std::string stop_reason;
@@ -153,7 +137,7 @@ int run(const Options& options) {
             break;
           }
           case Source::Tick:
-            drain_fd(ticker.get());
+            expired(ticker);
             if (++ticks % 60 == 0) clock.refresh();
             for (auto& t : trackers) t->tick();
             break;

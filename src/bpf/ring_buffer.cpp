@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include "pyebpf/error.hpp"
+#include "util/timer.hpp"
 
 namespace pyebpf::bpf {
 
@@ -12,11 +13,27 @@ RingBuffer::RingBuffer(bpf_map* map, Handler handler, const std::string& owner) 
   if (!rb_) throw Error(errno_text(owner + ": cannot open ring buffer", errno));
 }
 
-int RingBuffer::epoll_fd() const { return ring_buffer__epoll_fd(rb_.get()); }
+RingBuffer::RingBuffer(bpf_map* map, Handler handler, const std::string& owner, std::chrono::milliseconds poll)
+    : RingBuffer(map, std::move(handler), owner) {
+  poll_ = poll;
+  poll_timer_ = make_timer(poll_, {});
+}
+
+std::vector<int> RingBuffer::wait_fds() const {
+  std::vector<int> fds{ring_buffer__epoll_fd(rb_.get())};
+  if (poll_timer_) fds.push_back(poll_timer_.get());
+  return fds;
+}
 
 int RingBuffer::consume() {
+  if (poll_timer_ && expired(poll_timer_)) arm_poll();
   int n = ring_buffer__consume(rb_.get());
   return n < 0 ? 0 : n;
+}
+
+void RingBuffer::arm_poll() {
+  std::uniform_int_distribution<long> spread(poll_.count() * 750, poll_.count() * 1250);  // microseconds
+  arm_once(poll_timer_, std::chrono::microseconds(spread(jitter_)));
 }
 
 int RingBuffer::dispatch(void* ctx, void* data, std::size_t size) {

@@ -3,33 +3,49 @@
 
 #include <bpf/libbpf.h>
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "bpf/handles.hpp"
+#include "pyebpf/fd.hpp"
 
 namespace pyebpf::bpf {
 
 // A BPF ring buffer consumer. The handler runs on the caller's thread during
-// poll()/drain(); its epoll fd joins the runner's event loop.
+// consume(); its fds join the runner's event loop.
 class RingBuffer {
  public:
   using Handler = std::function<void(const void* data, std::size_t size)>;
 
-  // Throws pyebpf::Error if the ring buffer cannot be set up.
+  // For a BPF side that wakes the reader itself (on every record, or by
+  // pyebpf_rb_wakeup_flags). Throws pyebpf::Error if it cannot be set up.
   RingBuffer(bpf_map* map, Handler handler, const std::string& owner);
+  // For a BPF side that holds wakeups back until much is waiting: also
+  // drained about every `poll`, at jittered times (+-25%). A reader woken at a
+  // fixed period that divides a sampler's period keeps step with it, and so
+  // lands on a CPU just before the next sample there, hiding the thread the
+  // sample should have seen; jitter spreads those collisions in proportion to
+  // the CPU the reader really uses.
+  RingBuffer(bpf_map* map, Handler handler, const std::string& owner, std::chrono::milliseconds poll);
   RingBuffer(RingBuffer&&) = delete;
 
-  int epoll_fd() const;
+  std::vector<int> wait_fds() const;
   // Consumes what is available now without blocking; returns events handled.
   int consume();
 
  private:
   static int dispatch(void* ctx, void* data, std::size_t size);
+  void arm_poll();
 
   Handler handler_;
   RingBufferHandle rb_;
+  std::chrono::milliseconds poll_{0};
+  Fd poll_timer_;
+  std::minstd_rand jitter_{std::random_device{}()};
 };
 
 }  // namespace pyebpf::bpf

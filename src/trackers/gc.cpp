@@ -252,7 +252,7 @@ void GcTracker::attach(pid_t pid, const std::string& binary, const GcHookPlan& p
 
 std::vector<int> GcTracker::wait_fds() const {
   if (!events_) return {};
-  return {events_->epoll_fd()};
+  return events_->wait_fds();
 }
 
 void GcTracker::consume() {

@@ -289,7 +289,7 @@ void GilTracker::scan_threads() {
   if (n < 0) throw Error(errno_text("gil: read task iterator", errno));
 }
 
-std::vector<int> GilTracker::wait_fds() const { return {events_->epoll_fd()}; }
+std::vector<int> GilTracker::wait_fds() const { return events_->wait_fds(); }
 
 // An exited target's pid may be reused by an unrelated process: stop
 // following its threads.

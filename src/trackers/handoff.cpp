@@ -107,7 +107,7 @@ void HandoffTracker::start(TrackerContext& ctx) {
                ctx.options.disable_request_queue ? " (disabled)" : "");
 }
 
-std::vector<int> HandoffTracker::wait_fds() const { return {events_->epoll_fd()}; }
+std::vector<int> HandoffTracker::wait_fds() const { return events_->wait_fds(); }
 
 void HandoffTracker::consume() { events_->consume(); }
 

@@ -3,7 +3,6 @@
 
 #include <bpf/bpf.h>
 #include <spdlog/spdlog.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +19,7 @@
 #include "trackers/bpf_counters.hpp"
 #include "trackers/event_fields.hpp"
 #include "util/clock.hpp"
+#include "util/timer.hpp"
 
 namespace pyebpf::trackers {
 namespace {
@@ -28,23 +28,6 @@ constexpr const char* kTracepoints[] = {"sched_switch", "sched_wakeup", "sched_w
 constexpr std::string_view kTruncated = "[truncated]";
 
 double ms(std::uint64_t ns) { return std::round(static_cast<double>(ns) / 1e3) / 1e3; }
-
-// A non-blocking timerfd firing every `seconds`.
-Fd periodic_timer(double seconds) {
-  Fd fd(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
-  if (!fd) throw Error(errno_text("offcpu: timerfd_create", errno));
-  auto ns = static_cast<long long>(seconds * 1e9);
-  timespec every{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
-  itimerspec spec{every, every};
-  timerfd_settime(fd.get(), 0, &spec, nullptr);
-  return fd;
-}
-
-// Reads (resets) a timerfd; true if it fired since the last read.
-bool expired(const Fd& timer) {
-  std::uint64_t expirations = 0;
-  return read(timer.get(), &expirations, sizeof(expirations)) == sizeof(expirations) && expirations > 0;
-}
 
 template <typename Key, typename Fn>
 void for_each_key(int map_fd, Fn&& fn) {
@@ -163,11 +146,11 @@ void OffCpuTracker::start(TrackerContext& ctx) {
   kallsyms_loading_ = std::async(std::launch::async, [] { return native::Kallsyms::load(); });
 
   if (o.offcpu_aggregate_s > 0) {
-    agg_timer_ = periodic_timer(o.offcpu_aggregate_s);
+    agg_timer_ = make_timer(from_seconds(o.offcpu_aggregate_s), from_seconds(o.offcpu_aggregate_s));
     interval_start_ns_ = monotonic_ns();
   } else {
-    events_.emplace(skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "offcpu");
-    poll_timer_ = periodic_timer(PYEBPF_OFFCPU_POLL_MS * 1e-3);
+    events_.emplace(skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "offcpu",
+                    std::chrono::milliseconds(PYEBPF_OFFCPU_POLL_MS));
   }
   spdlog::info("offcpu: hooks {}; stacks taken {}; {}; sleeps >= {} ms; Python stacks {}; kernel/user stacks up to {} "
                "frames",
@@ -180,15 +163,12 @@ void OffCpuTracker::start(TrackerContext& ctx) {
 }
 
 std::vector<int> OffCpuTracker::wait_fds() const {
-  if (events_) return {events_->epoll_fd(), poll_timer_.get()};
+  if (events_) return events_->wait_fds();
   return {agg_timer_.get()};
 }
 
 void OffCpuTracker::consume() {
-  if (events_) {
-    expired(poll_timer_);
-    events_->consume();
-  }
+  if (events_) events_->consume();
   if (agg_timer_ && expired(agg_timer_)) flush_aggregates();
 }
 

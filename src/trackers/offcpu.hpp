@@ -64,7 +64,6 @@ class OffCpuTracker : public Tracker {
   std::string hooks_;
   bool at_resume_ = true;
   std::optional<bpf::RingBuffer> events_;
-  Fd poll_timer_;  // per-event mode: drain the ring buffer at least this often
   Fd agg_timer_;   // aggregated mode: end of an interval
   std::uint64_t interval_start_ns_ = 0;
   native::Kallsyms kallsyms_;

@@ -29,12 +29,13 @@ void PyStackTracker::start(TrackerContext& ctx) {
   if (int err = py_stack_bpf__load(skel_.get()))
     throw Error(errno_text("py_stack: load BPF object", -err), "run with -vv to see the verifier log");
   sampler_.emplace(skel_->progs.sample_python_stack, ctx.options.pystack_frequency);
-  events_.emplace(skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "py_stack");
+  events_.emplace(skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "py_stack",
+                  std::chrono::milliseconds(PYEBPF_PY_STACK_POLL_MS));
   spdlog::info("py_stack: sampling at {} Hz with {} on {} CPUs", ctx.options.pystack_frequency,
                sampler_->event_name(), sampler_->cpus());
 }
 
-std::vector<int> PyStackTracker::wait_fds() const { return {events_->epoll_fd()}; }
+std::vector<int> PyStackTracker::wait_fds() const { return events_->wait_fds(); }
 
 void PyStackTracker::consume() { events_->consume(); }
 

@@ -195,7 +195,7 @@ void TcpSession::seed_existing_sockets(app::Targets& targets) {
 std::vector<int> TcpSession::claim_wait_fds() {
   if (fd_claimed_ || !events_) return {};
   fd_claimed_ = true;
-  return {events_->epoll_fd()};
+  return events_->wait_fds();
 }
 
 void TcpSession::consume() {

@@ -2,11 +2,13 @@
 // py_stack end to end: real interpreters, real workloads, real BPF.
 #include <gtest/gtest.h>
 
-#include <set>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
+#include <memory>
+#include <set>
 #include <thread>
 
 #include "harness.hpp"
@@ -158,6 +160,37 @@ TEST_P(PyStackE2E, ThreadReusingAFinishedThreadsIdentGetsItsOwnName) {
   }
 }
 
+TEST_P(PyStackE2E, EveryBusyCpuIsSampledAtTheSetRate) {
+  // One burning target per CPU. pyebpf's own wakeups must not keep step with
+  // its sampling timer: a reader woken by each sample ran on the other CPU
+  // just before that CPU's sample, and the target there lost up to 90% of its
+  // samples for stretches of a second.
+  const unsigned burners = std::clamp(std::thread::hardware_concurrency(), 2u, 8u);
+  std::vector<std::unique_ptr<Workload>> workloads;
+  std::vector<std::string> pyebpf_args{"-e", "e2e", "--enable", "py_stack", "-p"};
+  for (unsigned i = 0; i < burners; ++i) {
+    workloads.push_back(std::make_unique<Workload>(GetParam(), "cpu_shares.py", std::vector<std::string>{"3"}));
+    pyebpf_args.push_back(std::to_string(workloads.back()->pid()));
+  }
+  Pyebpf pyebpf(pyebpf_args);
+  pyebpf.wait_ready();
+  for (auto& w : workloads) w->go();
+  std::vector<Json> truths;
+  for (auto& w : workloads) truths.push_back(w->result());
+  pyebpf.stop();
+  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+
+  const auto events = pyebpf.events("py_stack");
+  for (const auto& truth : truths) {
+    std::size_t burning = 0;
+    for (const auto& e : of_tid(events, truth.at("tid").get<long>()))
+      burning += e.at("stack").get<std::string>().find("burn_cpu (") != std::string::npos;
+    const double expected = truth.at("cpu_seconds").get<double>() * 99;
+    EXPECT_GT(static_cast<double>(burning), 0.8 * expected) << "tid " << truth.at("tid") << "\n" << pyebpf.stderr_text();
+    EXPECT_LT(static_cast<double>(burning), 1.1 * expected) << "tid " << truth.at("tid");
+  }
+}
+
 TEST_P(PyStackE2E, ThreadsRunningWithoutTheGilKeepTheirStacks) {
   Workload workload(GetParam(), "gil_released.py", {"1.5"});
   Pyebpf pyebpf(args(workload.pid()));
@@ -166,12 +199,10 @@ TEST_P(PyStackE2E, ThreadsRunningWithoutTheGilKeepTheirStacks) {
   const auto& compressor = truth.at("compressor");
   auto samples = of_tid(pyebpf.events("py_stack"), compressor.at("tid").get<long>());
   ASSERT_GT(compressor.at("cpu_in_compress").get<double>(), 1.0) << "the workload must spend its time in C";
-  // ~99 samples per CPU-second, so ~150; most of this thread's CPU time is
-  // zlib with the GIL released. A profiler that loses such threads gets none.
-  // (Back to back with other tests this VM has given as few as a quarter of
-  // the expected samples for a while; FunctionSharesMatchMeasuredCpuTime is
-  // where sampling accuracy is judged.)
-  EXPECT_GT(samples.size(), 20u) << pyebpf.stderr_text();
+  // 99 samples per CPU-second, most of them in zlib with the GIL released. A
+  // profiler that loses such threads gets none.
+  EXPECT_GT(static_cast<double>(samples.size()), 0.75 * 99 * compressor.at("cpu_in_compress").get<double>())
+      << pyebpf.stderr_text();
   std::size_t in_loop = 0;
   for (const auto& e : samples) {
     in_loop += e.at("leaf_func") == "compress_loop";
@@ -293,8 +324,7 @@ TEST_P(PyStackE2E, OtherTargetsGoOnWhenOneExits) {
   }
   for (const auto& e : pyebpf.events("py_stack"))
     from_staying_after += e.at("pid") == staying.pid() && e.at("ts_us").get<long>() > leaving_last_us;
-  // ~50 expected (0.5 s of CPU at 99 Hz); see the note on sample counts above.
-  EXPECT_GT(from_leaving, 5u) << pyebpf.stderr_text();
+  EXPECT_GT(from_leaving, 25u) << pyebpf.stderr_text();  // ~50: 0.5 s of CPU at 99 Hz
   EXPECT_GT(from_staying_after, 10u) << "the remaining target must go on being sampled after the other exited";
 }
 

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+
+#include "pyebpf/fd.hpp"
+
+namespace pyebpf {
+
+// Non-blocking CLOCK_MONOTONIC timerfds for the runner's event loop.
+
+inline std::chrono::nanoseconds from_seconds(double seconds) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(seconds));
+}
+
+// Fires after `first`, then every `interval` (zero: once). Throws pyebpf::Error.
+Fd make_timer(std::chrono::nanoseconds first, std::chrono::nanoseconds interval);
+
+// Sets when `timer` fires next, once.
+void arm_once(const Fd& timer, std::chrono::nanoseconds after);
+
+// Reads (resets) a timerfd; true if it fired since the last read.
+bool expired(const Fd& timer);
+
+}  // namespace pyebpf
