@@ -15,11 +15,10 @@ namespace {
 // attributed to it (the gap is data, a module hole or a missing symbol).
 constexpr std::uint64_t kMaxFunctionSpan = 1 << 20;
 
-}  // namespace
-
-Kallsyms Kallsyms::parse(std::string_view text) {
-  Kallsyms out;
-  bool any_nonzero = false, any = false;
+// Calls fn(address, name, module) for each text symbol (t/T/w/W) in kallsyms
+// text; lines that do not parse are skipped. fn returns false to stop.
+template <typename Fn>
+void for_each_text_symbol(std::string_view text, Fn&& fn) {
   while (!text.empty()) {
     std::size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
@@ -30,16 +29,28 @@ Kallsyms Kallsyms::parse(std::string_view text) {
     if (addr.empty() || type.size() != 1 || name.empty()) continue;
     char t = type[0];
     if (t != 't' && t != 'T' && t != 'w' && t != 'W') continue;
-    Symbol sym;
-    auto [ptr, ec] = std::from_chars(addr.data(), addr.data() + addr.size(), sym.address, 16);
+    std::uint64_t address = 0;
+    auto [ptr, ec] = std::from_chars(addr.data(), addr.data() + addr.size(), address, 16);
     if (ec != std::errc() || ptr != addr.data() + addr.size()) continue;
-    any = true;
-    any_nonzero |= sym.address != 0;
-    sym.name = name;
     if (module.size() > 2 && module.front() == '[' && module.back() == ']')
-      sym.module = module.substr(1, module.size() - 2);
-    out.symbols_.push_back(std::move(sym));
+      module = module.substr(1, module.size() - 2);
+    else
+      module = {};
+    if (!fn(address, name, module)) return;
   }
+}
+
+}  // namespace
+
+Kallsyms Kallsyms::parse(std::string_view text) {
+  Kallsyms out;
+  bool any_nonzero = false, any = false;
+  for_each_text_symbol(text, [&](std::uint64_t address, std::string_view name, std::string_view module) {
+    any = true;
+    any_nonzero |= address != 0;
+    out.symbols_.push_back(Symbol{address, std::string(name), std::string(module)});
+    return true;
+  });
   out.zero_addresses_ = any && !any_nonzero;
   if (out.zero_addresses_) out.symbols_.clear();
   std::stable_sort(out.symbols_.begin(), out.symbols_.end(),
@@ -50,6 +61,18 @@ Kallsyms Kallsyms::parse(std::string_view text) {
 Kallsyms Kallsyms::load(const std::string& path) {
   auto text = read_text_file(path);
   return text ? parse(*text) : Kallsyms{};
+}
+
+std::uint64_t Kallsyms::address_of(std::string_view symbol, const std::string& path) {
+  auto text = read_text_file(path);
+  std::uint64_t found = 0;
+  if (text)
+    for_each_text_symbol(*text, [&](std::uint64_t address, std::string_view name, std::string_view) {
+      if (name != symbol) return true;
+      found = address;
+      return false;
+    });
+  return found;
 }
 
 const Kallsyms::Symbol* Kallsyms::lookup(std::uint64_t address) const {

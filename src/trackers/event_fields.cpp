@@ -14,12 +14,16 @@ void add_time(sinks::Event& event, const WallClock& clock, std::uint64_t monoton
   event[us_key] = us;
 }
 
+std::optional<std::string> python_thread_name(TrackerContext& ctx, std::uint32_t pid, std::uint64_t thread_ident,
+                                              std::uint32_t ns_tid) {
+  auto* python = ctx.targets.python(static_cast<pid_t>(pid));
+  if (!python || !thread_ident) return std::nullopt;
+  return python->thread_names().name(thread_ident, ns_tid);
+}
+
 std::string thread_name(TrackerContext& ctx, std::uint32_t pid, std::uint64_t thread_ident, std::uint32_t ns_tid,
                         std::string_view comm) {
-  if (auto* python = ctx.targets.python(static_cast<pid_t>(pid))) {
-    if (auto name = python->thread_names().name(thread_ident, ns_tid)) return *name;
-  }
-  return std::string(comm);
+  return python_thread_name(ctx, pid, thread_ident, ns_tid).value_or(std::string(comm));
 }
 
 sinks::Event thread_event(std::string_view metric, TrackerContext& ctx, const pyebpf_event_header& hdr) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "common.h"
@@ -19,8 +21,11 @@ sinks::Event thread_event(std::string_view metric, TrackerContext& ctx, const py
 void add_time(sinks::Event& event, const WallClock& clock, std::uint64_t monotonic_ns,
               const char* iso_key = "ts", const char* us_key = "ts_us");
 
-// Thread name for (pid, thread ident, tid in the target's pid namespace):
-// Python name if known, else comm.
+// The threading name of (pid, thread ident, tid in the target's pid
+// namespace), if the target is a Python process that named that thread.
+std::optional<std::string> python_thread_name(TrackerContext& ctx, std::uint32_t pid, std::uint64_t thread_ident,
+                                              std::uint32_t ns_tid);
+// That name, else comm.
 std::string thread_name(TrackerContext& ctx, std::uint32_t pid, std::uint64_t thread_ident, std::uint32_t ns_tid,
                         std::string_view comm);
 

@@ -306,9 +306,7 @@ void GilTracker::tick() {
 void GilTracker::consume() { events_->consume(); }
 
 std::string GilTracker::holder_name(pid_t pid, std::uint64_t thread_id, std::uint32_t tid, std::uint32_t ns_tid) {
-  if (auto* python = ctx_->targets.python(pid); python && thread_id) {
-    if (auto name = python->thread_names().name(thread_id, ns_tid)) return *name;
-  }
+  if (auto name = python_thread_name(*ctx_, static_cast<std::uint32_t>(pid), thread_id, ns_tid)) return *name;
   return tid ? read_comm(pid, static_cast<pid_t>(tid)) : std::string();
 }
 

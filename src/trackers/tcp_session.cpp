@@ -6,11 +6,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "bpf/features.hpp"
+#include "native/kallsyms.hpp"
 #include "pyebpf/error.hpp"
 #include "python/unicode.hpp"
 #include "tcp.skel.h"
@@ -25,21 +24,6 @@ namespace {
 
 constexpr std::uint32_t kOwnersTargets = 65536;
 constexpr std::uint32_t kOwnersHost = 262144;
-
-// Address of a kernel function from /proc/kallsyms; 0 if absent or hidden
-// (kptr_restrict shows zeros to readers without CAP_SYSLOG).
-std::uint64_t kallsyms_address(const std::string& symbol) {
-  std::ifstream in("/proc/kallsyms");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string addr, type, name;
-    if (!(fields >> addr >> type >> name) || name != symbol) continue;
-    if (type != "t" && type != "T") continue;
-    return std::stoull(addr, nullptr, 16);
-  }
-  return 0;
-}
 
 std::weak_ptr<TcpSession>& current_session() {
   static std::weak_ptr<TcpSession> session;
@@ -92,7 +76,7 @@ void TcpSession::configure_hooks(bool connect, bool accept, bool loss) {
   optional_loss_hook(p->tcp_receive_reset, "tcp_receive_reset", "recv_rst events");
   loss_state_hooked_ = optional_loss_hook(p->tcp_cong_state, "tcp_cong_state_set", "loss and recovery events");
 
-  std::uint64_t write_timer = loss ? kallsyms_address("tcp_write_timer") : 0;
+  std::uint64_t write_timer = loss ? native::Kallsyms::address_of("tcp_write_timer") : 0;
   zero_window_hooked_ = loss && write_timer && exists("timer_expire_entry") && exists("timer_expire_exit");
   bpf_program__set_autoload(p->tcp_timer_entry, zero_window_hooked_);
   bpf_program__set_autoload(p->tcp_timer_exit, zero_window_hooked_);

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -74,6 +76,17 @@ TEST(Kallsyms, ZeroAddressesMeanHiddenNotResolvable) {
   EXPECT_EQ(k.size(), 0u);
   EXPECT_EQ(k.lookup(0x1000), nullptr);
   EXPECT_EQ(Kallsyms::load("/nonexistent/kallsyms").size(), 0u);
+}
+
+TEST(Kallsyms, AddressOfOneFunctionWithoutTheTable) {
+  const auto path = std::filesystem::temp_directory_path() / ("pyebpf-kallsyms-" + std::to_string(getpid()));
+  std::ofstream(path) << kKallsyms;
+  EXPECT_EQ(Kallsyms::address_of("do_nanosleep", path), 0xffffffff81002000u);
+  EXPECT_EQ(Kallsyms::address_of("nft_do_chain", path), 0xffffffffc0a01000u);
+  EXPECT_EQ(Kallsyms::address_of("some_data", path), 0u);  // data, not a function
+  EXPECT_EQ(Kallsyms::address_of("absent", path), 0u);
+  std::filesystem::remove(path);
+  EXPECT_EQ(Kallsyms::address_of("schedule", "/nonexistent/kallsyms"), 0u);
 }
 
 TEST(PrevState, LettersLikePs) {
