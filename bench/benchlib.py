@@ -52,15 +52,20 @@ def stop_pyebpf(p):
     return cpu, rss, rest
 
 
-def prog_ns_per_run(prefix):
-    """Mean run time per call of the loaded BPF programs whose name starts with
-    `prefix` (needs kernel.bpf_stats_enabled=1, see bpf_stats())."""
+def prog_run_totals(prefix):
+    """{name: (run_time_ns, run_cnt)} of the loaded BPF programs whose name
+    starts with `prefix` (needs kernel.bpf_stats_enabled=1, see bpf_stats())."""
     try:
         progs = json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True).stdout)
     except (OSError, ValueError):
         return {}
-    return {p["name"]: p["run_time_ns"] / p["run_cnt"] for p in progs
+    return {p["name"]: (p["run_time_ns"], p["run_cnt"]) for p in progs
             if p.get("name", "").startswith(prefix) and p.get("run_cnt")}
+
+
+def prog_ns_per_run(prefix):
+    """Mean run time per call of the BPF programs prog_run_totals() lists."""
+    return {name: ns / cnt for name, (ns, cnt) in prog_run_totals(prefix).items()}
 
 
 @contextlib.contextmanager
