@@ -94,7 +94,7 @@ int run(const Options& options) {
 
   EventLoop loop;
   Fd signals = block_and_watch_signals();
-  Fd ticker = make_timer(std::chrono::seconds(1), std::chrono::seconds(1));
+  Fd ticker = make_timer(jittered(std::chrono::seconds(1), 0.02), {});
   loop.add(signals.get(), Source::Signal, 0);
   loop.add(ticker.get(), Source::Tick, 0);
   for (std::uint32_t i = 0; i < targets.all().size(); ++i) loop.add(targets.all()[i].pidfd.get(), Source::Target, i);
@@ -138,6 +138,7 @@ int run(const Options& options) {
           }
           case Source::Tick:
             expired(ticker);
+            arm_once(ticker, jittered(std::chrono::seconds(1), 0.02));
             if (++ticks % 60 == 0) clock.refresh();
             for (auto& t : trackers) t->tick();
             break;

@@ -31,10 +31,7 @@ int RingBuffer::consume() {
   return n < 0 ? 0 : n;
 }
 
-void RingBuffer::arm_poll() {
-  std::uniform_int_distribution<long> spread(poll_.count() * 750, poll_.count() * 1250);  // microseconds
-  arm_once(poll_timer_, std::chrono::microseconds(spread(jitter_)));
-}
+void RingBuffer::arm_poll() { arm_once(poll_timer_, jittered(poll_, 0.25)); }
 
 int RingBuffer::dispatch(void* ctx, void* data, std::size_t size) {
   static_cast<RingBuffer*>(ctx)->handler_(data, size);

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -25,11 +24,9 @@ class RingBuffer {
   // pyebpf_rb_wakeup_flags). Throws pyebpf::Error if it cannot be set up.
   RingBuffer(bpf_map* map, Handler handler, const std::string& owner);
   // For a BPF side that holds wakeups back until much is waiting: also
-  // drained about every `poll`, at jittered times (+-25%). A reader woken at a
-  // fixed period that divides a sampler's period keeps step with it, and so
-  // lands on a CPU just before the next sample there, hiding the thread the
-  // sample should have seen; jitter spreads those collisions in proportion to
-  // the CPU the reader really uses.
+  // drained about every `poll`, at jittered times (+-25%, see jittered()), so
+  // the reader lands on a CPU just before a sample only in proportion to the
+  // CPU it really uses.
   RingBuffer(bpf_map* map, Handler handler, const std::string& owner, std::chrono::milliseconds poll);
   RingBuffer(RingBuffer&&) = delete;
 
@@ -45,7 +42,6 @@ class RingBuffer {
   RingBufferHandle rb_;
   std::chrono::milliseconds poll_{0};
   Fd poll_timer_;
-  std::minstd_rand jitter_{std::random_device{}()};
 };
 
 }  // namespace pyebpf::bpf

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <random>
 
 #include "pyebpf/error.hpp"
 
@@ -34,6 +35,13 @@ Fd make_timer(std::chrono::nanoseconds first, std::chrono::nanoseconds interval)
 }
 
 void arm_once(const Fd& timer, std::chrono::nanoseconds after) { arm(timer, after, {}); }
+
+std::chrono::nanoseconds jittered(std::chrono::nanoseconds mean, double spread) {
+  thread_local std::minstd_rand random{std::random_device{}()};
+  const auto ns = static_cast<double>(mean.count());
+  std::uniform_real_distribution<double> draw(ns * (1 - spread), ns * (1 + spread));
+  return std::chrono::nanoseconds(static_cast<std::int64_t>(draw(random)));
+}
 
 bool expired(const Fd& timer) {
   std::uint64_t expirations = 0;

@@ -19,6 +19,12 @@ Fd make_timer(std::chrono::nanoseconds first, std::chrono::nanoseconds interval)
 // Sets when `timer` fires next, once.
 void arm_once(const Fd& timer, std::chrono::nanoseconds after);
 
+// A duration drawn uniformly from mean*(1-spread) to mean*(1+spread). Timers
+// that wake pyebpf use it so the wakeups never keep step with the sampling
+// timer (1 s is 99 periods at 99 Hz): a wakeup landing just before a sample
+// on some CPU hides the thread that sample should have seen.
+std::chrono::nanoseconds jittered(std::chrono::nanoseconds mean, double spread);
+
 // Reads (resets) a timerfd; true if it fired since the last read.
 bool expired(const Fd& timer);
 
