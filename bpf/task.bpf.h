@@ -29,14 +29,6 @@ static __always_inline void pyebpf_count(__u32 counter)
 	pyebpf_count_add(counter, 1);
 }
 
-static __always_inline void pyebpf_count_n(__u32 counter, __u64 n)
-{
-	__u64 *slot = bpf_map_lookup_elem(&counters, &counter);
-
-	if (slot)
-		*slot += n;
-}
-
 /*
  * The thread pointer (TLS base) of a task. On x86-64 and arm64 it is also what
  * pthread_self() returns with glibc and musl, so it equals the pthread_t that

@@ -771,7 +771,7 @@ int BPF_PROG(tcp_retransmit, const struct sock *sk, const struct sk_buff *skb)
 
 		if (err) {
 			/* Not sent; tp->total_retrans may still have counted it. */
-			pyebpf_count_n(PYEBPF_TCP_CNT_RETRANS_FAILED, segs ? segs : 1);
+			pyebpf_count_add(PYEBPF_TCP_CNT_RETRANS_FAILED, segs ? segs : 1);
 			return 0;
 		}
 	}

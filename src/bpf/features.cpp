@@ -65,11 +65,9 @@ bool kernel_loads_tp_btf(const char* name) {
 }
 
 int btf_tracepoint_args(const char* name) {
-  const btf* b = vmlinux_btf();
-  if (!b) return -1;
-  std::string type = std::string("btf_trace_") + name;
-  int id = btf__find_by_name_kind(b, type.c_str(), BTF_KIND_TYPEDEF);
+  int id = btf_tracepoint_id(name);
   if (id <= 0) return -1;
+  const btf* b = vmlinux_btf();
   const btf_type* t = btf__type_by_id(b, btf__type_by_id(b, static_cast<__u32>(id))->type);  // the pointer
   if (!t || !btf_is_ptr(t)) return -1;
   t = btf__type_by_id(b, t->type);

@@ -23,6 +23,7 @@ int btf_tracepoint_args(const char* name);
 // Names of the values of kernel enum `name`, indexed by value, with `prefix`
 // removed (enum sk_rst_reason -> "NOT_SPECIFIED", ...). Empty if absent.
 std::vector<std::string> kernel_enum_names(const char* name, const std::string& prefix);
+
 // True if this kernel also loads a BTF-typed raw tracepoint program (tp_btf)
 // for `name` (e.g. "sched_switch"): it accepts BPF_PROG_TYPE_TRACING attached
 // to that tracepoint. Loads and discards a two-instruction program.

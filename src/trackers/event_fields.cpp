@@ -26,8 +26,12 @@ std::string thread_name(TrackerContext& ctx, std::uint32_t pid, std::uint64_t th
   return python_thread_name(ctx, pid, thread_ident, ns_tid).value_or(std::string(comm));
 }
 
+std::string comm_text(const char (&comm)[PYEBPF_COMM_LEN]) {
+  return python::sanitize_utf8(std::string_view(comm, strnlen(comm, PYEBPF_COMM_LEN)));
+}
+
 sinks::Event thread_event(std::string_view metric, TrackerContext& ctx, const pyebpf_event_header& hdr) {
-  std::string comm = python::sanitize_utf8(std::string_view(hdr.comm, strnlen(hdr.comm, sizeof(hdr.comm))));
+  std::string comm = comm_text(hdr.comm);
   sinks::Event e;
   e["metric"] = metric;
   e["env"] = ctx.options.env;

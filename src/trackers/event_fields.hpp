@@ -17,6 +17,9 @@ namespace pyebpf::trackers {
 // kernel thread name.
 sinks::Event thread_event(std::string_view metric, TrackerContext& ctx, const pyebpf_event_header& hdr);
 
+// A kernel thread name (task comm) from BPF, as valid UTF-8.
+std::string comm_text(const char (&comm)[PYEBPF_COMM_LEN]);
+
 // "ts" and "ts_us" for a BPF timestamp.
 void add_time(sinks::Event& event, const WallClock& clock, std::uint64_t monotonic_ns,
               const char* iso_key = "ts", const char* us_key = "ts_us");

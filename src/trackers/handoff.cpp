@@ -13,7 +13,6 @@
 #include "handoff.h"
 #include "handoff.skel.h"
 #include "pyebpf/error.hpp"
-#include "python/unicode.hpp"
 #include "trackers/bpf_counters.hpp"
 #include "trackers/event_fields.hpp"
 #include "util/files.hpp"
@@ -50,10 +49,6 @@ const char* via_name(std::uint8_t via) {
     default:
       return "unknown";
   }
-}
-
-std::string comm_text(const char (&comm)[PYEBPF_COMM_LEN]) {
-  return python::sanitize_utf8(std::string_view(comm, strnlen(comm, PYEBPF_COMM_LEN)));
 }
 
 }  // namespace

@@ -11,7 +11,6 @@
 #include "bpf/features.hpp"
 #include "native/kallsyms.hpp"
 #include "pyebpf/error.hpp"
-#include "python/unicode.hpp"
 #include "tcp.skel.h"
 #include "trackers/event_fields.hpp"
 #include "trackers/tcp_existing.hpp"
@@ -227,21 +226,17 @@ std::uint64_t thread_key(const pyebpf_event_header& hdr) {
          (static_cast<std::uint64_t>(hdr.tid) * 0xff51afd7ed558ccdULL);
 }
 
-std::string header_comm(const pyebpf_event_header& hdr) {
-  return python::sanitize_utf8(std::string_view(hdr.comm, strnlen(hdr.comm, sizeof(hdr.comm))));
-}
-
 }  // namespace
 
 void TcpSession::remember_thread(const pyebpf_event_header& hdr) {
-  std::string comm = header_comm(hdr);
+  std::string comm = comm_text(hdr.comm);
   std::string name = trackers::thread_name(*ctx_, hdr.pid, hdr.thread_id, hdr.ns_tid, comm);
   auto* python = ctx_->targets.python(static_cast<pid_t>(hdr.pid));
   if (name == comm && python) {
     // The name cache may have been refreshed a moment ago for another thread
     // (it throttles refreshes): this thread is alive now, read again.
     python->thread_names().refresh();
-    name = python->thread_names().name(hdr.thread_id, hdr.ns_tid).value_or(comm);
+    name = python_thread_name(*ctx_, hdr.pid, hdr.thread_id, hdr.ns_tid).value_or(comm);
   }
   spdlog::debug("tcp: thread {} of pid {} ({}) owns its first socket: name '{}'", hdr.tid, hdr.pid, comm, name);
   if (early_names_.size() > 65536) early_names_.clear();
@@ -252,7 +247,7 @@ void TcpSession::remember_thread(const pyebpf_event_header& hdr) {
 }
 
 std::string TcpSession::thread_name(const pyebpf_event_header& hdr, const std::string& current) {
-  if (current != header_comm(hdr)) return current;
+  if (current != comm_text(hdr.comm)) return current;
   auto it = early_names_.find(thread_key(hdr));
   return it == early_names_.end() ? current : it->second;
 }
