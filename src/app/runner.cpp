@@ -94,9 +94,9 @@ int run(const Options& options) {
 
   EventLoop loop;
   Fd signals = block_and_watch_signals();
-  Fd ticker = make_timer(jittered(std::chrono::seconds(1), 0.02), {});
+  JitteredTimer ticker(std::chrono::seconds(1), 0.02);
   loop.add(signals.get(), Source::Signal, 0);
-  loop.add(ticker.get(), Source::Tick, 0);
+  loop.add(ticker.fd(), Source::Tick, 0);
   for (std::uint32_t i = 0; i < targets.all().size(); ++i) loop.add(targets.all()[i].pidfd.get(), Source::Target, i);
 
   for (std::uint32_t i = 0; i < trackers.size(); ++i) {
@@ -137,8 +137,7 @@ int run(const Options& options) {
             break;
           }
           case Source::Tick:
-            expired(ticker);
-            arm_once(ticker, jittered(std::chrono::seconds(1), 0.02));
+            ticker.expired();
             if (++ticks % 60 == 0) clock.refresh();
             for (auto& t : trackers) t->tick();
             break;

@@ -4,7 +4,6 @@
 #include <cerrno>
 
 #include "pyebpf/error.hpp"
-#include "util/timer.hpp"
 
 namespace pyebpf::bpf {
 
@@ -15,23 +14,20 @@ RingBuffer::RingBuffer(bpf_map* map, Handler handler, const std::string& owner) 
 
 RingBuffer::RingBuffer(bpf_map* map, Handler handler, const std::string& owner, std::chrono::milliseconds poll)
     : RingBuffer(map, std::move(handler), owner) {
-  poll_ = poll;
-  poll_timer_ = make_timer(poll_, {});
+  poll_.emplace(poll, 0.25);
 }
 
 std::vector<int> RingBuffer::wait_fds() const {
   std::vector<int> fds{ring_buffer__epoll_fd(rb_.get())};
-  if (poll_timer_) fds.push_back(poll_timer_.get());
+  if (poll_) fds.push_back(poll_->fd());
   return fds;
 }
 
 int RingBuffer::consume() {
-  if (poll_timer_ && expired(poll_timer_)) arm_poll();
+  if (poll_) poll_->expired();
   int n = ring_buffer__consume(rb_.get());
   return n < 0 ? 0 : n;
 }
-
-void RingBuffer::arm_poll() { arm_once(poll_timer_, jittered(poll_, 0.25)); }
 
 int RingBuffer::dispatch(void* ctx, void* data, std::size_t size) {
   static_cast<RingBuffer*>(ctx)->handler_(data, size);

@@ -6,11 +6,12 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bpf/handles.hpp"
-#include "pyebpf/fd.hpp"
+#include "util/timer.hpp"
 
 namespace pyebpf::bpf {
 
@@ -36,12 +37,10 @@ class RingBuffer {
 
  private:
   static int dispatch(void* ctx, void* data, std::size_t size);
-  void arm_poll();
 
   Handler handler_;
   RingBufferHandle rb_;
-  std::chrono::milliseconds poll_{0};
-  Fd poll_timer_;
+  std::optional<JitteredTimer> poll_;
 };
 
 }  // namespace pyebpf::bpf

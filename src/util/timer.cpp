@@ -34,8 +34,6 @@ Fd make_timer(std::chrono::nanoseconds first, std::chrono::nanoseconds interval)
   return fd;
 }
 
-void arm_once(const Fd& timer, std::chrono::nanoseconds after) { arm(timer, after, {}); }
-
 std::chrono::nanoseconds jittered(std::chrono::nanoseconds mean, double spread) {
   thread_local std::minstd_rand random{std::random_device{}()};
   const auto ns = static_cast<double>(mean.count());
@@ -46,6 +44,15 @@ std::chrono::nanoseconds jittered(std::chrono::nanoseconds mean, double spread) 
 bool expired(const Fd& timer) {
   std::uint64_t expirations = 0;
   return read(timer.get(), &expirations, sizeof(expirations)) == sizeof(expirations) && expirations > 0;
+}
+
+JitteredTimer::JitteredTimer(std::chrono::nanoseconds period, double spread)
+    : period_(period), spread_(spread), fd_(make_timer(jittered(period, spread), {})) {}
+
+bool JitteredTimer::expired() {
+  if (!pyebpf::expired(fd_)) return false;
+  arm(fd_, jittered(period_, spread_), {});
+  return true;
 }
 
 }  // namespace pyebpf

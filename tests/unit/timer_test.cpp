@@ -28,15 +28,24 @@ TEST(Timer, JitteredStaysWithinTheSpreadAndVaries) {
   EXPECT_GT(*seen.rbegin(), std::chrono::nanoseconds(1010ms).count());
 }
 
-TEST(Timer, FiresOnceWhenArmedOnceAndResetsWhenRead) {
-  Fd timer = make_timer(1h, {});
-  EXPECT_FALSE(expired(timer));
-  arm_once(timer, 1ms);
+TEST(Timer, FiresOnceWithoutIntervalAndResetsWhenRead) {
+  EXPECT_FALSE(expired(make_timer(1h, {})));
+  Fd timer = make_timer(1ms, {});
   std::this_thread::sleep_for(20ms);
   EXPECT_TRUE(expired(timer));
   EXPECT_FALSE(expired(timer));  // read resets it, and it does not repeat
   std::this_thread::sleep_for(20ms);
   EXPECT_FALSE(expired(timer));
+}
+
+TEST(Timer, JitteredTimerFiresAgainAfterEachRead) {
+  JitteredTimer timer(2ms, 0.25);
+  EXPECT_FALSE(timer.expired());  // not before its first wait
+  for (int i = 0; i < 3; ++i) {
+    std::this_thread::sleep_for(20ms);
+    EXPECT_TRUE(timer.expired()) << "round " << i;
+    EXPECT_FALSE(timer.expired());  // read resets it until the next wait ends
+  }
 }
 
 }  // namespace
