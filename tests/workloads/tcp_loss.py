@@ -17,6 +17,7 @@ scenario runs once over IPv4 and once over IPv6, in parallel.
 Usage: tcp_loss.py DROP_PERCENT MEGABYTES SCENARIO...
 """
 import os
+import select
 import socket
 import struct
 import sys
@@ -177,15 +178,19 @@ def zero_window(lab, family, filled, out):
     k.start()
     s = lab.connect(family, port)
     s.setblocking(False)
-    sent, progress = 0, True
-    while progress:  # until the receiver's window and our send buffer are both full
-        progress = False
+    sent = 0
+    # Until the receiver's window and our send buffer are both full. Waiting
+    # for writability (poll takes no socket lock) instead of retrying send():
+    # a probe timer firing while send() holds the lock is deferred to
+    # release_sock(), where pyebpf does not see it (see bpf/tcp.bpf.c).
+    while True:
         try:
             while True:
                 sent += s.send(b"z" * 65536)
-                progress = True
         except BlockingIOError:
-            time.sleep(0.2)
+            pass
+        if not select.select([], [s], [], 0.5)[1]:
+            break
     out.append(dict(flow(s), tid=wl_common.native_id(), thread=threading.current_thread().name, sent=sent, sock=s))
     FINISH.wait()
     k.join()
