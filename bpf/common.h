@@ -15,17 +15,17 @@
 #define PYEBPF_STATIC_ASSERT _Static_assert
 #endif
 
-#define PYEBPF_COMM_LEN 16
+#define PYEBPF_COMM_LEN	 16
 #define PYEBPF_MAX_PROCS 4096
 
 /* Who and when: filled by pyebpf_fill_header() in task.bpf.h. */
 struct pyebpf_event_header {
-	__u64 ts_ns;     /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 ts_ns;	 /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u64 thread_id; /* pthread_t of the thread = its thread pointer = threading.get_ident() */
-	__u32 pid;       /* host tgid */
-	__u32 tid;       /* host tid */
-	__u32 ns_pid;    /* tgid in the task's innermost pid namespace (container) */
-	__u32 ns_tid;    /* tid in the task's innermost pid namespace */
+	__u32 pid;	 /* host tgid */
+	__u32 tid;	 /* host tid */
+	__u32 ns_pid;	 /* tgid in the task's innermost pid namespace (container) */
+	__u32 ns_tid;	 /* tid in the task's innermost pid namespace */
 	__u32 cpu;
 	__u32 pad;
 	char comm[PYEBPF_COMM_LEN];
@@ -38,16 +38,16 @@ PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_event_header) == 56, "event header lay
  * something is missing instead of printing from BPF.
  */
 enum pyebpf_counter {
-	PYEBPF_CNT_HITS = 0,        /* hook invocations for target threads */
-	PYEBPF_CNT_EVENTS,          /* events written to the ring buffer */
-	PYEBPF_CNT_RINGBUF_FULL,    /* events lost: ring buffer full */
-	PYEBPF_CNT_NO_TSTATE,       /* thread has no Python thread state (native-only thread) */
-	PYEBPF_CNT_READ_FAULT,      /* a read of target memory failed during a stack walk */
-	PYEBPF_CNT_TRUNCATED,       /* Python stack deeper than PYEBPF_MAX_FRAMES */
-	PYEBPF_CNT_TSTATE_WALK,     /* thread state found by walking the thread list (slow path) */
-	PYEBPF_CNT_FRAMES_SKIPPED,  /* frames that are not Python code (shims, non-code executables) */
-	PYEBPF_CNT_FILTERED,        /* events below a threshold, dropped in BPF by design */
-	PYEBPF_CNT_TRACKER_BASE,    /* first slot a tracker may use for its own counters */
+	PYEBPF_CNT_HITS = 0,	   /* hook invocations for target threads */
+	PYEBPF_CNT_EVENTS,	   /* events written to the ring buffer */
+	PYEBPF_CNT_RINGBUF_FULL,   /* events lost: ring buffer full */
+	PYEBPF_CNT_NO_TSTATE,	   /* thread has no Python thread state (native-only thread) */
+	PYEBPF_CNT_READ_FAULT,	   /* a read of target memory failed during a stack walk */
+	PYEBPF_CNT_TRUNCATED,	   /* Python stack deeper than PYEBPF_MAX_FRAMES */
+	PYEBPF_CNT_TSTATE_WALK,	   /* thread state found by walking the thread list (slow path) */
+	PYEBPF_CNT_FRAMES_SKIPPED, /* frames that are not Python code (shims, non-code executables) */
+	PYEBPF_CNT_FILTERED,	   /* events below a threshold, dropped in BPF by design */
+	PYEBPF_CNT_TRACKER_BASE,   /* first slot a tracker may use for its own counters */
 	PYEBPF_CNT_MAX = 32,
 };
 

@@ -28,7 +28,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-const volatile __u64 targ_min_ns = 0;   /* --gc-min-ms */
+const volatile __u64 targ_min_ns = 0;	  /* --gc-min-ms */
 const volatile bool targ_py_stack = true; /* --gc-py-enable */
 
 struct {
@@ -46,8 +46,8 @@ struct {
 /* A collection in progress on one thread. */
 struct gc_start {
 	__u64 ts_ns;
-	__u64 sp;          /* stack pointer at the start */
-	__u64 task_start;  /* task->start_time: a record left by a dead thread whose tid was reused is stale */
+	__u64 sp;	  /* stack pointer at the start */
+	__u64 task_start; /* task->start_time: a record left by a dead thread whose tid was reused is stale */
 	__u64 tstate;
 	__u64 gcstate;
 	__s32 arg_generation; /* gc__start's argument; -1 for the uprobe */
@@ -79,14 +79,13 @@ static __always_inline __u64 gc_state(const struct pyebpf_gc_proc *gp, __u64 tst
 {
 	__u64 interp = 0;
 
-	if (gp->interp_gc != PYEBPF_NO_OFFSET && tstate &&
-	    !pyebpf_read_ptr(tstate + gp->tstate_interp, &interp) && interp)
+	if (gp->interp_gc != PYEBPF_NO_OFFSET && tstate && !pyebpf_read_ptr(tstate + gp->tstate_interp, &interp) &&
+	    interp)
 		return interp + gp->interp_gc;
 	return gp->gcstate;
 }
 
-static __always_inline void gc_begin(struct pt_regs *ctx, __u64 tstate, __s32 arg_generation,
-				     bool may_nest)
+static __always_inline void gc_begin(struct pt_regs *ctx, __u64 tstate, __s32 arg_generation, bool may_nest)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
@@ -164,8 +163,7 @@ static __always_inline void gc_end(struct pt_regs *ctx, __u16 hook)
 	ev->collected = -1;
 	ev->uncollectable = -1;
 	ev->flags = 0;
-	stats = rec->stats_ok &&
-		!bpf_probe_read_user(after, sizeof(after), (const void *)(rec->gcstate + gp->stats));
+	stats = rec->stats_ok && !bpf_probe_read_user(after, sizeof(after), (const void *)(rec->gcstate + gp->stats));
 	if (rec->stats_ok && !stats)
 		pyebpf_count(PYEBPF_GC_CNT_NO_STATS);
 	if (stats) {

@@ -32,10 +32,10 @@ struct pyebpf_gc_gen_stats {
 
 /* Per target process: where its GC state lives. Key of gc_procs: host tgid. */
 struct pyebpf_gc_proc {
-	__u64 gcstate;      /* &_gc_runtime_state of the main interpreter (3.8: of the runtime) */
+	__u64 gcstate;	     /* &_gc_runtime_state of the main interpreter (3.8: of the runtime) */
 	__u16 tstate_interp; /* PyThreadState.interp; PYEBPF_NO_OFFSET where the GC state is per runtime (3.8) */
-	__u16 interp_gc;    /* PyInterpreterState.gc; PYEBPF_NO_OFFSET on 3.8 */
-	__u16 stats;        /* _gc_runtime_state.generation_stats */
+	__u16 interp_gc;     /* PyInterpreterState.gc; PYEBPF_NO_OFFSET on 3.8 */
+	__u16 stats;	     /* _gc_runtime_state.generation_stats */
 	__u16 pad;
 };
 
@@ -55,30 +55,30 @@ enum pyebpf_gc_hook {
 
 enum pyebpf_gc_flags {
 	PYEBPF_GC_F_NO_STATS = 1, /* counts unknown (stats unreadable, or not the collecting interpreter's) */
-	PYEBPF_GC_F_NESTED = 2,   /* more than one collection completed inside this one (see README) */
+	PYEBPF_GC_F_NESTED = 2,	  /* more than one collection completed inside this one (see README) */
 };
 
 struct pyebpf_gc_event {
 	struct pyebpf_event_header hdr; /* ts_ns: when the collection started */
 	__u64 end_ns;
-	__s64 collected;     /* objects freed: gc.callbacks' info["collected"] */
-	__s64 uncollectable; /* info["uncollectable"] */
-	__s32 generation;    /* 0..2; -1 if unknown */
-	__u16 hook;          /* enum pyebpf_gc_hook */
-	__u16 flags;         /* enum pyebpf_gc_flags */
+	__s64 collected;	      /* objects freed: gc.callbacks' info["collected"] */
+	__s64 uncollectable;	      /* info["uncollectable"] */
+	__s32 generation;	      /* 0..2; -1 if unknown */
+	__u16 hook;		      /* enum pyebpf_gc_hook */
+	__u16 flags;		      /* enum pyebpf_gc_flags */
 	struct pyebpf_py_stack stack; /* last: only PYEBPF_STACK_BYTES(depth) of it are sent */
 };
 
 /* Bytes before the stack, and what an event with `depth` frames occupies. */
-#define PYEBPF_GC_EVENT_FIXED (sizeof(struct pyebpf_event_header) + 32)
+#define PYEBPF_GC_EVENT_FIXED	     (sizeof(struct pyebpf_event_header) + 32)
 #define PYEBPF_GC_EVENT_BYTES(depth) (PYEBPF_GC_EVENT_FIXED + PYEBPF_STACK_BYTES(depth))
 
 /* Tracker counters (slots after the common ones, see common.h). */
 enum pyebpf_gc_counter {
 	PYEBPF_GC_CNT_NOOP = PYEBPF_CNT_TRACKER_BASE, /* collector calls that collected nothing */
-	PYEBPF_GC_CNT_NESTED,    /* collector entries inside a collection of the same thread */
-	PYEBPF_GC_CNT_UNMATCHED, /* ends without a start (pyebpf attached mid-collection) */
-	PYEBPF_GC_CNT_NO_STATS,  /* counts unknown: stats unreadable, or unchanged around a USDT pair */
+	PYEBPF_GC_CNT_NESTED,			      /* collector entries inside a collection of the same thread */
+	PYEBPF_GC_CNT_UNMATCHED,		      /* ends without a start (pyebpf attached mid-collection) */
+	PYEBPF_GC_CNT_NO_STATS,	  /* counts unknown: stats unreadable, or unchanged around a USDT pair */
 	PYEBPF_GC_CNT_START_LOST, /* start record could not be stored */
 };
 

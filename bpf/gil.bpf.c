@@ -65,14 +65,14 @@ struct {
 /* A wait in progress, per host tid. */
 struct gil_wait {
 	__u64 start_ns;
-	__u64 last_ns;         /* cond_wait: last return that found the GIL still locked */
+	__u64 last_ns; /* cond_wait: last return that found the GIL still locked */
 	__u64 holder_tstate;
 	__u64 holder_thread_id;
 	__u64 switch_number;
 	__u32 holder_tid;
 	__u32 holder_ns_tid;
-	__u8 in_cond;          /* cond_wait: inside pthread_cond_timedwait on the GIL */
-	__u8 contended;        /* take_gil: the GIL was locked at entry */
+	__u8 in_cond;	/* cond_wait: inside pthread_cond_timedwait on the GIL */
+	__u8 contended; /* take_gil: the GIL was locked at entry */
 	__u8 pad[6];
 };
 
@@ -148,8 +148,8 @@ static __always_inline void lookup_holder_tid(__u32 tgid, struct gil_wait *w)
 }
 
 /* A wait begins: record who holds the GIL now (if it is held). */
-static __always_inline void begin_wait(const struct pyebpf_gil_proc *gp, const struct pyebpf_py_proc *proc,
-				       __u32 tgid, const struct gil_state *st, struct gil_wait *w)
+static __always_inline void begin_wait(const struct pyebpf_gil_proc *gp, const struct pyebpf_py_proc *proc, __u32 tgid,
+				       const struct gil_state *st, struct gil_wait *w)
 {
 	w->switch_number = st->switch_number;
 	if (!st->locked || !st->holder)
@@ -165,8 +165,8 @@ static __always_inline void begin_wait(const struct pyebpf_gil_proc *gp, const s
  * The wait described by `w` ended at `now` with this thread about to hold (or
  * holding) the GIL: count it, filter it, and send it with the stacks.
  */
-static __always_inline void end_wait(const struct pyebpf_gil_proc *gp, __u32 tgid, __u32 tid,
-				     struct gil_wait *w, __u64 now, __u8 hook)
+static __always_inline void end_wait(const struct pyebpf_gil_proc *gp, __u32 tgid, __u32 tid, struct gil_wait *w,
+				     __u64 now, __u8 hook)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u64 duration = now - w->start_ns, waiter_tstate = 0, interp = 0, gil = 0, size;

@@ -29,14 +29,14 @@ enum pyebpf_gil_hook {
  * interp.ceval_gil) for 3.12+ where each interpreter points at its GIL.
  */
 struct pyebpf_gil_proc {
-	__u64 gil;              /* &struct _gil_runtime_state */
-	__u64 cond;             /* &gil->cond: what take_gil() waits on */
-	__u16 locked;           /* int: 1 while some thread holds the GIL */
-	__u16 last_holder;      /* PyThreadState*: holder while locked */
-	__u16 switch_number;    /* unsigned long: +1 each time another thread takes it */
-	__u16 tstate_interp;    /* PyThreadState.interp (3.12+), PYEBPF_NO_OFFSET before */
+	__u64 gil;		/* &struct _gil_runtime_state */
+	__u64 cond;		/* &gil->cond: what take_gil() waits on */
+	__u16 locked;		/* int: 1 while some thread holds the GIL */
+	__u16 last_holder;	/* PyThreadState*: holder while locked */
+	__u16 switch_number;	/* unsigned long: +1 each time another thread takes it */
+	__u16 tstate_interp;	/* PyThreadState.interp (3.12+), PYEBPF_NO_OFFSET before */
 	__u16 interp_ceval_gil; /* PyInterpreterState.ceval.gil (3.12+), PYEBPF_NO_OFFSET before */
-	__u8 hook;              /* enum pyebpf_gil_hook attached for this process */
+	__u8 hook;		/* enum pyebpf_gil_hook attached for this process */
 	__u8 pad[5];
 };
 
@@ -46,31 +46,31 @@ struct pyebpf_gil_proc {
 /* Tracker counters, after the common ones (enum pyebpf_counter). */
 enum pyebpf_gil_counter {
 	PYEBPF_GIL_CNT_WAITS = PYEBPF_CNT_TRACKER_BASE, /* contended acquisitions that completed */
-	PYEBPF_GIL_CNT_WAIT_NS,       /* their summed wait time, ns */
-	PYEBPF_GIL_CNT_HOLDER_UNKNOWN, /* GIL was not locked when the wait began (lost a race) */
-	PYEBPF_GIL_CNT_HOLDER_NO_TID, /* holder's thread not found in thread_ids */
-	PYEBPF_GIL_CNT_HOLDER_GONE,   /* holder's thread state no longer valid at the stack walk */
-	PYEBPF_GIL_CNT_STACKS_SKIPPED, /* reported waits below --gil-py-min-ms: no stack walk */
-	PYEBPF_GIL_CNT_OTHER_INTERP,  /* waits on a subinterpreter's own GIL (3.12+), not tracked */
-	PYEBPF_GIL_CNT_STALE,         /* wait records dropped as stale (missed end of a wait) */
-	PYEBPF_GIL_CNT_STATE_FAULT,   /* the GIL state could not be read */
+	PYEBPF_GIL_CNT_WAIT_NS,				/* their summed wait time, ns */
+	PYEBPF_GIL_CNT_HOLDER_UNKNOWN,			/* GIL was not locked when the wait began (lost a race) */
+	PYEBPF_GIL_CNT_HOLDER_NO_TID,			/* holder's thread not found in thread_ids */
+	PYEBPF_GIL_CNT_HOLDER_GONE,			/* holder's thread state no longer valid at the stack walk */
+	PYEBPF_GIL_CNT_STACKS_SKIPPED,			/* reported waits below --gil-py-min-ms: no stack walk */
+	PYEBPF_GIL_CNT_OTHER_INTERP,			/* waits on a subinterpreter's own GIL (3.12+), not tracked */
+	PYEBPF_GIL_CNT_STALE,				/* wait records dropped as stale (missed end of a wait) */
+	PYEBPF_GIL_CNT_STATE_FAULT,			/* the GIL state could not be read */
 };
 
 struct pyebpf_gil_event {
 	struct pyebpf_event_header hdr; /* the waiter; ts_ns = when the wait began */
 	__u64 duration_ns;
-	__u64 holder_tstate;    /* PyThreadState* holding the GIL when the wait began, 0 if unknown */
+	__u64 holder_tstate;	/* PyThreadState* holding the GIL when the wait began, 0 if unknown */
 	__u64 holder_thread_id; /* its pthread_t = threading ident, 0 if unknown */
-	__u32 holder_tid;       /* host tid, 0 if unknown */
-	__u32 holder_ns_tid;    /* tid in the holder's innermost pid namespace */
-	__u32 holder_changes;   /* times another thread took the GIL during the wait */
-	__u8 hook;              /* enum pyebpf_gil_hook */
+	__u32 holder_tid;	/* host tid, 0 if unknown */
+	__u32 holder_ns_tid;	/* tid in the holder's innermost pid namespace */
+	__u32 holder_changes;	/* times another thread took the GIL during the wait */
+	__u8 hook;		/* enum pyebpf_gil_hook */
 	__u8 pad[3];
 	struct pyebpf_py_stack waiter_stack;
 	struct pyebpf_py_stack holder_stack; /* last: only PYEBPF_STACK_BYTES(depth) of it are sent */
 };
 
-#define PYEBPF_GIL_EVENT_FIXED_BYTES (sizeof(struct pyebpf_gil_event) - sizeof(struct pyebpf_py_stack))
+#define PYEBPF_GIL_EVENT_FIXED_BYTES	     (sizeof(struct pyebpf_gil_event) - sizeof(struct pyebpf_py_stack))
 #define PYEBPF_GIL_EVENT_BYTES(holder_depth) (PYEBPF_GIL_EVENT_FIXED_BYTES + PYEBPF_STACK_BYTES(holder_depth))
 
 /* Key and value of thread_ids: which host thread has a given thread pointer. */

@@ -27,9 +27,9 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define EPOLL_CTL_DEL 2
-#define RCV_SHUTDOWN 1
-#define S_IFMT 00170000
-#define S_IFSOCK 0140000
+#define RCV_SHUTDOWN  1
+#define S_IFMT	      00170000
+#define S_IFSOCK      0140000
 
 /* Set by user space before load. */
 const volatile __u64 targ_min_handoff_ns = 0;
@@ -208,8 +208,8 @@ static __always_inline void pickup(__u32 tgid, __s64 fd, __u8 via)
 	ev->pad[0] = ev->pad[1] = ev->pad[2] = 0;
 	bpf_map_delete_elem(&queued, &key);
 	if (targ_wakeup_bytes)
-		flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= targ_wakeup_bytes ?
-				BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+		flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= targ_wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+											   : BPF_RB_NO_WAKEUP;
 	bpf_ringbuf_submit(ev, flags);
 	pyebpf_count(PYEBPF_CNT_EVENTS);
 }

@@ -11,7 +11,7 @@
 
 enum pyebpf_handoff_path {
 	PYEBPF_HANDOFF_PATH_UNKNOWN = 0,
-	PYEBPF_HANDOFF_PATH_ACCEPT = 1,    /* accept4/accept returned the fd */
+	PYEBPF_HANDOFF_PATH_ACCEPT = 1,	   /* accept4/accept returned the fd */
 	PYEBPF_HANDOFF_PATH_EPOLL_DEL = 2, /* epoll_ctl(EPOLL_CTL_DEL, fd): removed from the poller */
 };
 
@@ -29,7 +29,7 @@ struct pyebpf_handoff_queued {
 	__u64 thread_id; /* thread pointer of the queueing thread (names it in user space) */
 	__u32 tid;
 	__u32 ns_tid;
-	__u8 path;       /* enum pyebpf_handoff_path */
+	__u8 path; /* enum pyebpf_handoff_path */
 	__u8 pad[7];
 	char comm[PYEBPF_COMM_LEN];
 };
@@ -70,30 +70,44 @@ PYEBPF_HANDOFF_INLINE __u32 pyebpf_handoff_bucket(__u64 us)
 		return (__u32)us;
 	if (us >> 32)
 		return PYEBPF_HANDOFF_BUCKETS - 1;
-	if (v >> 16) { v >>= 16; e += 16; }
-	if (v >> 8) { v >>= 8; e += 8; }
-	if (v >> 4) { v >>= 4; e += 4; }
-	if (v >> 2) { v >>= 2; e += 2; }
-	if (v >> 1) { e += 1; }
+	if (v >> 16) {
+		v >>= 16;
+		e += 16;
+	}
+	if (v >> 8) {
+		v >>= 8;
+		e += 8;
+	}
+	if (v >> 4) {
+		v >>= 4;
+		e += 4;
+	}
+	if (v >> 2) {
+		v >>= 2;
+		e += 2;
+	}
+	if (v >> 1) {
+		e += 1;
+	}
 	/* e = floor(log2(us)) >= 2: 4 buckets per power of two from index 4 on */
 	return 4 * (e - 1) + (__u32)((us >> (e - 2)) & 3);
 }
 
 /* Value of the per-CPU `stats` map, key tgid. Cumulative: user space takes deltas. */
 struct pyebpf_handoff_stats {
-	__u64 queued;      /* fds queued (an accepted fd later removed from the poller counts once) */
-	__u64 picked;      /* pickups by another thread, whatever their latency */
+	__u64 queued;	   /* fds queued (an accepted fd later removed from the poller counts once) */
+	__u64 picked;	   /* pickups by another thread, whatever their latency */
 	__u64 cancelled;   /* queued fds closed before any read */
 	__u64 same_thread; /* queued fds first read by the queueing thread: handled inline, no handoff */
 	__u64 peer_closed; /* picked up with nothing to read but the peer's FIN: a connection ending, not a request */
-	__u64 sum_ns;      /* total handoff time of the pickups */
+	__u64 sum_ns;	   /* total handoff time of the pickups */
 	__u64 hist[PYEBPF_HANDOFF_BUCKETS];
 };
 
 /* Counters beyond the common ones (bpf/common.h). */
 enum pyebpf_handoff_counter {
 	PYEBPF_HANDOFF_CNT_QUEUE_FULL = PYEBPF_CNT_TRACKER_BASE, /* queued map update failed */
-	PYEBPF_HANDOFF_CNT_STATS_FULL,                            /* no stats slot for a pid */
+	PYEBPF_HANDOFF_CNT_STATS_FULL,				 /* no stats slot for a pid */
 };
 
 #endif /* PYEBPF_HANDOFF_H */

@@ -31,10 +31,10 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u64 targ_min_off_ns = 20 * 1000 * 1000ULL; /* --offcpu-min-total-ms */
-const volatile __u64 targ_py_min_ns = 0;                     /* --offcpu-py-min-ms */
-const volatile bool targ_py_enable = true;                   /* --offcpu-py-enable */
-const volatile __u32 targ_max_depth = 20;                    /* --offcpu-max-stack-depth */
-const volatile bool targ_aggregate = false;                  /* --offcpu-aggregate */
+const volatile __u64 targ_py_min_ns = 0;		    /* --offcpu-py-min-ms */
+const volatile bool targ_py_enable = true;		    /* --offcpu-py-enable */
+const volatile __u32 targ_max_depth = 20;		    /* --offcpu-max-stack-depth */
+const volatile bool targ_aggregate = false;		    /* --offcpu-aggregate */
 const volatile __u32 targ_capture = PYEBPF_OFFCPU_CAPTURE_AT_RESUME;
 
 /* Aggregation generation, bumped by user space at each interval (mmaped .bss). */
@@ -153,9 +153,8 @@ static __always_inline void take_native_stack(void *ctx, struct pyebpf_offcpu_na
  * The three stacks of the current task (the sleeper, in its own context).
  * `py` says whether its Python stack is wanted at all.
  */
-static __always_inline void take_stacks(void *ctx, struct pyebpf_offcpu_event *ev,
-					const struct pyebpf_py_proc *proc, struct task_struct *task, __u32 tid,
-					bool py)
+static __always_inline void take_stacks(void *ctx, struct pyebpf_offcpu_event *ev, const struct pyebpf_py_proc *proc,
+					struct task_struct *task, __u32 tid, bool py)
 {
 	take_native_stack(ctx, &ev->kstack, targ_max_depth + 1 + PYEBPF_OFFCPU_KSTACK_SLACK, 0,
 			  PYEBPF_OFFCPU_CNT_KSTACK_FAIL);
@@ -210,7 +209,7 @@ static __always_inline __u64 py_stack_hash(const struct pyebpf_py_stack *st)
 
 static __always_inline int store_stack(void *map, __u32 gen, __u64 hash, const void *stack)
 {
-	struct pyebpf_offcpu_stack_key key = { .gen = gen, .hash = hash };
+	struct pyebpf_offcpu_stack_key key = {.gen = gen, .hash = hash};
 	long err;
 
 	if (!hash)
@@ -224,8 +223,7 @@ static __always_inline int store_stack(void *map, __u32 gen, __u64 hash, const v
  * entry for its stacks (`ev`, NULL for run-queue time after a preemption).
  */
 static __always_inline void aggregate(const struct pyebpf_offcpu_thread *rec, struct task_struct *task,
-				      const struct pyebpf_offcpu_event *ev, __u32 state, __u64 off_ns,
-				      __u64 runq_ns)
+				      const struct pyebpf_offcpu_event *ev, __u32 state, __u64 off_ns, __u64 runq_ns)
 {
 	struct pyebpf_offcpu_agg_key key = {};
 	struct pyebpf_offcpu_agg_value *val;

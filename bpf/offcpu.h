@@ -22,26 +22,26 @@
  * and kernel stacks get PYEBPF_OFFCPU_KSTACK_SLACK more for the frames of the
  * tracing machinery itself (the BPF program, bpf_trace_run*), which user space
  * drops before applying the limit. */
-#define PYEBPF_OFFCPU_MAX_NATIVE 64
+#define PYEBPF_OFFCPU_MAX_NATIVE   64
 #define PYEBPF_OFFCPU_KSTACK_SLACK 7
 #define PYEBPF_OFFCPU_NATIVE_SLOTS (PYEBPF_OFFCPU_MAX_NATIVE + 1 + PYEBPF_OFFCPU_KSTACK_SLACK)
 
 /* Per-event mode: BPF wakes the reader once this much is waiting in the ring
  * buffer; the reader also drains it every PYEBPF_OFFCPU_POLL_MS. */
 #define PYEBPF_OFFCPU_WAKEUP_BYTES (256 * 1024)
-#define PYEBPF_OFFCPU_POLL_MS 100
+#define PYEBPF_OFFCPU_POLL_MS	   100
 
 /* Raw task states (include/linux/sched.h, stable since 4.14 for these bits). */
-#define PYEBPF_TASK_RUNNING 0x0000
-#define PYEBPF_TASK_INTERRUPTIBLE 0x0001
+#define PYEBPF_TASK_RUNNING	    0x0000
+#define PYEBPF_TASK_INTERRUPTIBLE   0x0001
 #define PYEBPF_TASK_UNINTERRUPTIBLE 0x0002
-#define PYEBPF_TASK_STOPPED 0x0004
-#define PYEBPF_TASK_TRACED 0x0008
-#define PYEBPF_TASK_PARKED 0x0040
-#define PYEBPF_TASK_DEAD 0x0080
-#define PYEBPF_TASK_NOLOAD 0x0400
-#define PYEBPF_TASK_RTLOCK_WAIT 0x1000
-#define PYEBPF_TASK_REPORT 0x007f /* the bits `ps`/sched_switch report as letters */
+#define PYEBPF_TASK_STOPPED	    0x0004
+#define PYEBPF_TASK_TRACED	    0x0008
+#define PYEBPF_TASK_PARKED	    0x0040
+#define PYEBPF_TASK_DEAD	    0x0080
+#define PYEBPF_TASK_NOLOAD	    0x0400
+#define PYEBPF_TASK_RTLOCK_WAIT	    0x1000
+#define PYEBPF_TASK_REPORT	    0x007f /* the bits `ps`/sched_switch report as letters */
 
 /* Where a thread is in its off-CPU cycle (struct pyebpf_offcpu_thread.phase). */
 enum pyebpf_offcpu_phase {
@@ -49,7 +49,7 @@ enum pyebpf_offcpu_phase {
 	PYEBPF_OFFCPU_SLEEPING = 1,  /* switched out asleep, waiting for a wake-up */
 	PYEBPF_OFFCPU_WOKEN = 2,     /* woken, waiting in the run queue */
 	PYEBPF_OFFCPU_PREEMPTED = 3, /* switched out while runnable: run queue only */
-	PYEBPF_OFFCPU_NEW = 4,       /* new thread waiting for its first run */
+	PYEBPF_OFFCPU_NEW = 4,	     /* new thread waiting for its first run */
 	PYEBPF_OFFCPU_CAPTURE = 5,   /* switched back in after a sleep to report: its stacks are
 					taken when it resumes, in its own context (sched_exit_tp) */
 };
@@ -69,21 +69,21 @@ enum pyebpf_offcpu_capture {
 /* Tracker counters (slots after the common ones in bpf/common.h). */
 enum pyebpf_offcpu_counter {
 	PYEBPF_OFFCPU_CNT_SLEEPS = PYEBPF_CNT_TRACKER_BASE, /* voluntary switch-outs of target threads */
-	PYEBPF_OFFCPU_CNT_OFF_NS,       /* sum of off-CPU ns over every sleep (filtered or not) */
-	PYEBPF_OFFCPU_CNT_PREEMPTIONS,  /* switch-outs while runnable */
-	PYEBPF_OFFCPU_CNT_PREEMPT_RUNQ_NS, /* run-queue ns after preemptions and new-thread starts */
-	PYEBPF_OFFCPU_CNT_NO_WAKEUP,    /* switched in with no wake-up seen: a sleep cancelled by a
+	PYEBPF_OFFCPU_CNT_OFF_NS,			    /* sum of off-CPU ns over every sleep (filtered or not) */
+	PYEBPF_OFFCPU_CNT_PREEMPTIONS,			    /* switch-outs while runnable */
+	PYEBPF_OFFCPU_CNT_PREEMPT_RUNQ_NS,		    /* run-queue ns after preemptions and new-thread starts */
+	PYEBPF_OFFCPU_CNT_NO_WAKEUP,			    /* switched in with no wake-up seen: a sleep cancelled by a
 					   pending signal (before Linux 6.12 it still shows as S), or a
 					   wake-up the kernel did not run our hook for; run-queue time */
-	PYEBPF_OFFCPU_CNT_NO_RECORD,    /* no thread record (map full/evicted): the sleep is lost */
-	PYEBPF_OFFCPU_CNT_AGG_FULL,     /* aggregation or stack map full: the sleep is lost */
-	PYEBPF_OFFCPU_CNT_KSTACK_FAIL,  /* kernel stack could not be taken */
-	PYEBPF_OFFCPU_CNT_USTACK_FAIL,  /* user stack could not be taken (empty) */
-	PYEBPF_OFFCPU_CNT_AGGREGATED,   /* sleeps added to an aggregation entry */
-	PYEBPF_OFFCPU_CNT_CAPTURE_MISSED, /* a sleep to report whose thread left again before
+	PYEBPF_OFFCPU_CNT_NO_RECORD,			    /* no thread record (map full/evicted): the sleep is lost */
+	PYEBPF_OFFCPU_CNT_AGG_FULL,			    /* aggregation or stack map full: the sleep is lost */
+	PYEBPF_OFFCPU_CNT_KSTACK_FAIL,			    /* kernel stack could not be taken */
+	PYEBPF_OFFCPU_CNT_USTACK_FAIL,			    /* user stack could not be taken (empty) */
+	PYEBPF_OFFCPU_CNT_AGGREGATED,			    /* sleeps added to an aggregation entry */
+	PYEBPF_OFFCPU_CNT_CAPTURE_MISSED,		    /* a sleep to report whose thread left again before
 					     its stacks were taken: lost */
-	PYEBPF_OFFCPU_CNT_REPORTED,     /* sleeps at or above the threshold */
-	PYEBPF_OFFCPU_CNT_END_UNSEEN,   /* a thread left the CPU again although BPF never saw it
+	PYEBPF_OFFCPU_CNT_REPORTED,			    /* sleeps at or above the threshold */
+	PYEBPF_OFFCPU_CNT_END_UNSEEN,			    /* a thread left the CPU again although BPF never saw it
 					   come back: the kernel skipped our hooks for that switch-in
 					   (and its wake-up); that period is lost */
 };
@@ -99,25 +99,25 @@ struct pyebpf_offcpu_native_stack {
 /* Per-event mode: one per sleep with off_ns >= the threshold. */
 struct pyebpf_offcpu_event {
 	struct pyebpf_event_header hdr; /* ts_ns = switch-out; cpu = CPU it resumed on */
-	__u64 off_ns;                   /* switch-out -> wake-up */
-	__u64 runq_ns;                  /* wake-up -> switch-in */
-	__u32 prev_state;               /* raw task state at switch-out */
+	__u64 off_ns;			/* switch-out -> wake-up */
+	__u64 runq_ns;			/* wake-up -> switch-in */
+	__u32 prev_state;		/* raw task state at switch-out */
 	__u32 pad;
 	struct pyebpf_offcpu_native_stack kstack;
 	struct pyebpf_offcpu_native_stack ustack;
-	struct pyebpf_py_stack py;      /* last: only PYEBPF_STACK_BYTES(py.depth) of it are sent */
+	struct pyebpf_py_stack py; /* last: only PYEBPF_STACK_BYTES(py.depth) of it are sent */
 };
 
-#define PYEBPF_OFFCPU_EVENT_BYTES(depth) \
+#define PYEBPF_OFFCPU_EVENT_BYTES(depth)                                                                               \
 	(sizeof(struct pyebpf_offcpu_event) - sizeof(struct pyebpf_py_stack) + PYEBPF_STACK_BYTES(depth))
 
 /* Per target thread (map `threads`, key host tid): the open off-CPU period. */
 struct pyebpf_offcpu_thread {
-	__u64 off_ts;     /* switch-out time */
-	__u64 runq_ts;    /* wake-up (or preemption) time */
-	__u64 off_ns;     /* set at switch-in when a sleep is to be reported */
+	__u64 off_ts;  /* switch-out time */
+	__u64 runq_ts; /* wake-up (or preemption) time */
+	__u64 off_ns;  /* set at switch-in when a sleep is to be reported */
 	__u64 runq_ns;
-	__u32 phase;      /* enum pyebpf_offcpu_phase */
+	__u32 phase;	  /* enum pyebpf_offcpu_phase */
 	__u32 prev_state; /* raw task state at switch-out */
 };
 
@@ -140,8 +140,8 @@ struct pyebpf_offcpu_agg_key {
 
 struct pyebpf_offcpu_agg_value {
 	struct pyebpf_event_header hdr; /* identity; ts_ns of the first sleep in the interval */
-	__u64 off_ns;     /* total */
-	__u64 runq_ns;    /* total */
+	__u64 off_ns;			/* total */
+	__u64 runq_ns;			/* total */
 	__u64 count;
 	__u64 max_off_ns;
 };
@@ -154,9 +154,9 @@ struct pyebpf_offcpu_stack_key {
 
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_offcpu_native_stack) == 8 + 8 * PYEBPF_OFFCPU_NATIVE_SLOTS,
 		     "native stack layout");
-PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_offcpu_event) ==
-			     sizeof(struct pyebpf_event_header) + 24 +
-				     2 * sizeof(struct pyebpf_offcpu_native_stack) + sizeof(struct pyebpf_py_stack),
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_offcpu_event) == sizeof(struct pyebpf_event_header) + 24 +
+								   2 * sizeof(struct pyebpf_offcpu_native_stack) +
+								   sizeof(struct pyebpf_py_stack),
 		     "offcpu event layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_offcpu_thread) == 40, "offcpu thread layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_offcpu_agg_key) == 40, "offcpu agg key layout");

@@ -10,8 +10,7 @@ struct pyebpf_py_stack_event {
 	struct pyebpf_py_stack stack; /* last: only PYEBPF_STACK_BYTES(depth) of it are sent */
 };
 
-#define PYEBPF_PY_STACK_EVENT_BYTES(depth) \
-	(sizeof(struct pyebpf_event_header) + PYEBPF_STACK_BYTES(depth))
+#define PYEBPF_PY_STACK_EVENT_BYTES(depth) (sizeof(struct pyebpf_event_header) + PYEBPF_STACK_BYTES(depth))
 
 /*
  * A sample never wakes the reader by itself: a reader woken by every sample
@@ -21,7 +20,7 @@ struct pyebpf_py_stack_event {
  * otherwise the reader drains the ring every PYEBPF_PY_STACK_POLL_MS, jittered.
  */
 #define PYEBPF_PY_STACK_WAKEUP_BYTES (1024 * 1024)
-#define PYEBPF_PY_STACK_POLL_MS 100
+#define PYEBPF_PY_STACK_POLL_MS	     100
 
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_stack_event) ==
 			     sizeof(struct pyebpf_event_header) + sizeof(struct pyebpf_py_stack),

@@ -80,8 +80,7 @@ static __always_inline __s32 pyebpf_window_s32(const __u8 *window, __u16 off)
 }
 
 /* A candidate thread state belongs to the thread whose thread pointer is `tp`. */
-static __always_inline bool pyebpf_tstate_is_thread(const struct pyebpf_py_proc *proc, __u64 tstate,
-						    __u64 tp)
+static __always_inline bool pyebpf_tstate_is_thread(const struct pyebpf_py_proc *proc, __u64 tstate, __u64 tp)
 {
 	__u64 thread_id;
 
@@ -122,8 +121,7 @@ static __always_inline __u64 pyebpf_walk_thread_list(const struct pyebpf_py_proc
  * pointer at attach. The candidate is validated (thread_id == thread pointer).
  * Slow path, only where no slot was found: the thread list, cached per tid.
  */
-static __always_inline __u64 pyebpf_find_tstate(const struct pyebpf_py_proc *proc,
-						struct task_struct *task, __u32 tid)
+static __always_inline __u64 pyebpf_find_tstate(const struct pyebpf_py_proc *proc, struct task_struct *task, __u32 tid)
 {
 	__u64 tp = pyebpf_thread_pointer(task);
 	__u64 tstate = 0, now;
@@ -153,8 +151,7 @@ static __always_inline __u64 pyebpf_find_tstate(const struct pyebpf_py_proc *pro
 }
 
 /* Byte offset of the instruction a frame executes, from its frame window. */
-static __always_inline __s32 pyebpf_frame_instr(const struct pyebpf_py_layout *l, const __u8 *window,
-						__u64 code)
+static __always_inline __s32 pyebpf_frame_instr(const struct pyebpf_py_layout *l, const __u8 *window, __u64 code)
 {
 	__s64 offset;
 
@@ -199,14 +196,12 @@ static int pyebpf_walk_step(__u32 index, struct pyebpf_walk_ctx *ctx)
 	if (!frame)
 		return 1;
 	if (bpf_probe_read_user(scratch->frame, PYEBPF_FRAME_WINDOW, (const void *)frame) &&
-	    bpf_probe_read_user(scratch->frame, l->frame_window & (PYEBPF_FRAME_WINDOW - 1),
-				(const void *)frame)) {
+	    bpf_probe_read_user(scratch->frame, l->frame_window & (PYEBPF_FRAME_WINDOW - 1), (const void *)frame)) {
 		ctx->fault = true;
 		return 1;
 	}
 	code = pyebpf_window_u64(scratch->frame, l->frame_code);
-	owner = l->frame_owner == PYEBPF_NO_OFFSET ? 0 :
-		scratch->frame[l->frame_owner & (PYEBPF_FRAME_WINDOW - 1)];
+	owner = l->frame_owner == PYEBPF_NO_OFFSET ? 0 : scratch->frame[l->frame_owner & (PYEBPF_FRAME_WINDOW - 1)];
 	if (code && owner < l->owner_cstack && !pyebpf_read_ptr(code + l->object_type, &type) &&
 	    type == ctx->proc->code_type) {
 		if (st->depth >= PYEBPF_MAX_FRAMES) {
@@ -218,8 +213,7 @@ static int pyebpf_walk_step(__u32 index, struct pyebpf_walk_ctx *ctx)
 		slot->code = code;
 		slot->instr = pyebpf_frame_instr(l, scratch->frame, code);
 		slot->tag = 0;
-		if (!bpf_probe_read_user(scratch->code_header, PYEBPF_CODE_TAG_LEN,
-					 (const void *)(code + l->code_tag)))
+		if (!bpf_probe_read_user(scratch->code_header, PYEBPF_CODE_TAG_LEN, (const void *)(code + l->code_tag)))
 			slot->tag = pyebpf_code_tag(scratch->code_header, l->code_tag_len);
 		st->depth++;
 	} else {

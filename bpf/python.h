@@ -13,13 +13,13 @@
 
 #include "common.h"
 
-#define PYEBPF_MAX_FRAMES 128          /* frames kept per stack (power of two) */
-#define PYEBPF_MAX_FRAME_VISITS 160    /* frames visited per walk, skipped shims included */
-#define PYEBPF_MAX_THREAD_WALK 256     /* thread-list entries visited in the slow path */
-#define PYEBPF_FRAME_WINDOW 128        /* bytes read per frame in one go */
-#define PYEBPF_CODE_TAG_LEN 32         /* bytes of immutable code header hashed into the tag */
-#define PYEBPF_NO_OFFSET 0xffff
-#define PYEBPF_NO_TSS_SLOT 0x7fffffff
+#define PYEBPF_MAX_FRAMES	128 /* frames kept per stack (power of two) */
+#define PYEBPF_MAX_FRAME_VISITS 160 /* frames visited per walk, skipped shims included */
+#define PYEBPF_MAX_THREAD_WALK	256 /* thread-list entries visited in the slow path */
+#define PYEBPF_FRAME_WINDOW	128 /* bytes read per frame in one go */
+#define PYEBPF_CODE_TAG_LEN	32  /* bytes of immutable code header hashed into the tag */
+#define PYEBPF_NO_OFFSET	0xffff
+#define PYEBPF_NO_TSS_SLOT	0x7fffffff
 
 /* How a frame says which instruction it is executing. */
 enum pyebpf_instr_kind {
@@ -33,30 +33,30 @@ struct pyebpf_py_layout {
 	__u16 runtime_interp_head; /* _PyRuntimeState.interpreters.head */
 	__u16 interp_threads_head; /* PyInterpreterState.threads.head / tstate_head */
 	__u16 tstate_next;
-	__u16 tstate_thread_id;    /* pthread_t, equal to the thread's TLS pointer */
-	__u16 tstate_frame;        /* ->frame (<=3.10), ->cframe (3.11/3.12), ->current_frame (3.13) */
+	__u16 tstate_thread_id;	    /* pthread_t, equal to the thread's TLS pointer */
+	__u16 tstate_frame;	    /* ->frame (<=3.10), ->cframe (3.11/3.12), ->current_frame (3.13) */
 	__u16 cframe_current_frame; /* _PyCFrame.current_frame, or NO_OFFSET without a cframe */
-	__u16 frame_code;          /* f_code / f_executable */
-	__u16 frame_back;          /* f_back / previous */
-	__u16 frame_instr;         /* f_lasti / prev_instr / instr_ptr */
-	__u16 frame_owner;         /* _PyInterpreterFrame.owner, or NO_OFFSET */
-	__u16 frame_window;        /* bytes to read per frame: covers every frame field above */
-	__u16 code_adaptive;       /* offset of co_code_adaptive (instruction pointers are relative to it) */
-	__u16 code_tag;            /* start of immutable integer header fields (co_flags/co_argcount..) */
-	__u16 code_tag_len;        /* bytes of it to hash, <= PYEBPF_CODE_TAG_LEN */
-	__u16 object_type;         /* PyObject.ob_type */
-	__u8 instr_kind;           /* enum pyebpf_instr_kind */
-	__u8 owner_cstack;         /* owner values >= this are not Python frames; 0xff = none */
+	__u16 frame_code;	    /* f_code / f_executable */
+	__u16 frame_back;	    /* f_back / previous */
+	__u16 frame_instr;	    /* f_lasti / prev_instr / instr_ptr */
+	__u16 frame_owner;	    /* _PyInterpreterFrame.owner, or NO_OFFSET */
+	__u16 frame_window;	    /* bytes to read per frame: covers every frame field above */
+	__u16 code_adaptive;	    /* offset of co_code_adaptive (instruction pointers are relative to it) */
+	__u16 code_tag;		    /* start of immutable integer header fields (co_flags/co_argcount..) */
+	__u16 code_tag_len;	    /* bytes of it to hash, <= PYEBPF_CODE_TAG_LEN */
+	__u16 object_type;	    /* PyObject.ob_type */
+	__u8 instr_kind;	    /* enum pyebpf_instr_kind */
+	__u8 owner_cstack;	    /* owner values >= this are not Python frames; 0xff = none */
 };
 
 /* Per target process; key of the py_procs map is the host tgid. */
 struct pyebpf_py_proc {
 	struct pyebpf_py_layout layout;
-	__s32 tss_slot;            /* thread pointer + tss_slot holds the thread's bound PyThreadState*,
+	__s32 tss_slot; /* thread pointer + tss_slot holds the thread's bound PyThreadState*,
 	                              found at attach; PYEBPF_NO_TSS_SLOT = use the thread-list walk */
 	__u32 flags;
-	__u64 runtime;             /* &_PyRuntime in the target */
-	__u64 code_type;           /* &PyCode_Type in the target: frames whose code is not one are skipped */
+	__u64 runtime;	 /* &_PyRuntime in the target */
+	__u64 code_type; /* &PyCode_Type in the target: frames whose code is not one are skipped */
 };
 
 struct pyebpf_py_frame {
@@ -73,11 +73,11 @@ enum pyebpf_stack_status {
 };
 
 struct pyebpf_py_stack {
-	__u16 depth;     /* frames[0..depth) valid, leaf first */
-	__u8 truncated;  /* more frames existed beyond PYEBPF_MAX_FRAMES */
-	__u8 status;     /* enum pyebpf_stack_status */
+	__u16 depth;	/* frames[0..depth) valid, leaf first */
+	__u8 truncated; /* more frames existed beyond PYEBPF_MAX_FRAMES */
+	__u8 status;	/* enum pyebpf_stack_status */
 	__u32 pad;
-	__u64 tstate;    /* PyThreadState* walked */
+	__u64 tstate; /* PyThreadState* walked */
 	struct pyebpf_py_frame frames[PYEBPF_MAX_FRAMES];
 };
 

@@ -18,13 +18,11 @@
  * `last_wake_ns` is the caller's slot (an array map value shared by all CPUs;
  * a race costs at most an extra wakeup).
  */
-static __always_inline __u64 pyebpf_rb_wakeup_flags(void *ringbuf, __u64 *last_wake_ns, __u64 batch,
-						    __u64 min_gap_ns)
+static __always_inline __u64 pyebpf_rb_wakeup_flags(void *ringbuf, __u64 *last_wake_ns, __u64 batch, __u64 min_gap_ns)
 {
 	__u64 now = bpf_ktime_get_ns();
 
-	if (now - *last_wake_ns < min_gap_ns &&
-	    bpf_ringbuf_query(ringbuf, BPF_RB_AVAIL_DATA) < batch)
+	if (now - *last_wake_ns < min_gap_ns && bpf_ringbuf_query(ringbuf, BPF_RB_AVAIL_DATA) < batch)
 		return BPF_RB_NO_WAKEUP;
 	*last_wake_ns = now;
 	return BPF_RB_FORCE_WAKEUP;

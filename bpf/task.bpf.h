@@ -57,8 +57,7 @@ static __always_inline __u32 pyebpf_ns_id(struct pid *pid)
 }
 
 /* Fills the common header for `task` (the current task, or a switched-out one). */
-static __always_inline void pyebpf_fill_header(struct pyebpf_event_header *hdr,
-					       struct task_struct *task, __u64 ts_ns)
+static __always_inline void pyebpf_fill_header(struct pyebpf_event_header *hdr, struct task_struct *task, __u64 ts_ns)
 {
 	hdr->ts_ns = ts_ns;
 	hdr->pid = BPF_CORE_READ(task, tgid);

@@ -32,23 +32,23 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define RB_BATCH_BYTES (32 * 1024)
+#define RB_BATCH_BYTES	     (32 * 1024)
 #define RB_MIN_WAKEUP_GAP_NS (10 * 1000 * 1000)
-#define ICSK_TIME_PROBE0 3
-#define TS_COMPAT 0x0002
-#define EEXIST 17
+#define ICSK_TIME_PROBE0     3
+#define TS_COMPAT	     0x0002
+#define EEXIST		     17
 
 /* Set by user space before load. */
-const volatile bool targ_host_scope = false; /* every socket on the host, not only targets' */
-const volatile bool targ_connect = false;    /* emit tcp_connect events */
-const volatile bool targ_accept = false;     /* emit tcp_accept events */
-const volatile bool targ_loss = false;       /* emit tcp_loss events */
-const volatile bool targ_retrans_err = false; /* tcp_retransmit_skb has its `err` argument */
-const volatile bool targ_rst_reason = false;  /* tcp_send_reset has its `reason` argument */
+const volatile bool targ_host_scope = false;   /* every socket on the host, not only targets' */
+const volatile bool targ_connect = false;      /* emit tcp_connect events */
+const volatile bool targ_accept = false;       /* emit tcp_accept events */
+const volatile bool targ_loss = false;	       /* emit tcp_loss events */
+const volatile bool targ_retrans_err = false;  /* tcp_retransmit_skb has its `err` argument */
+const volatile bool targ_rst_reason = false;   /* tcp_send_reset has its `reason` argument */
 const volatile __u64 targ_tcp_write_timer = 0; /* address of tcp_write_timer (kallsyms) */
-const volatile __u32 targ_loss_rate = 0;      /* tcp_loss events per second, 0: unlimited */
-const volatile bool filter_ip_set = false;    /* --loss-filter-ip */
-const volatile __u64 filter_ip[2] = {};       /* as an IPv6 address (IPv4 v4-mapped), as stored */
+const volatile __u32 targ_loss_rate = 0;       /* tcp_loss events per second, 0: unlimited */
+const volatile bool filter_ip_set = false;     /* --loss-filter-ip */
+const volatile __u64 filter_ip[2] = {};	       /* as an IPv6 address (IPv4 v4-mapped), as stored */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -297,8 +297,7 @@ static __always_inline void tcp_announce_thread(const struct pyebpf_event_header
 	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP); /* once per thread */
 }
 
-static __always_inline void tcp_store_owner(const struct sock *sk, const struct pyebpf_tcp_owner *owner,
-					    __u64 flags)
+static __always_inline void tcp_store_owner(const struct sock *sk, const struct pyebpf_tcp_owner *owner, __u64 flags)
 {
 	__u64 key = (__u64)sk;
 	long err = bpf_map_update_elem(&owners, &key, owner, flags);
@@ -335,7 +334,7 @@ static __always_inline void tcp_listen_key(const struct sock *sk, struct listen_
 static __always_inline void tcp_remember_listener(const struct sock *sk, const struct pyebpf_tcp_owner *owner,
 						  __u64 flags)
 {
-	struct listening l = { .owner = *owner, .sk = (__u64)sk };
+	struct listening l = {.owner = *owner, .sk = (__u64)sk};
 	struct listen_key k;
 
 	tcp_listen_key(sk, &k);
@@ -381,8 +380,7 @@ static __always_inline void tcp_child_owner(const struct sock *child)
 /* ------------------------------------------------------------------------ */
 /* Connect, listen, handshake completion                                     */
 
-static __always_inline void tcp_connect_done(const struct sock *sk, int newstate,
-					     struct pyebpf_tcp_owner *owner)
+static __always_inline void tcp_connect_done(const struct sock *sk, int newstate, struct pyebpf_tcp_owner *owner)
 {
 	struct pyebpf_tcp_connect_event *ev;
 	__u64 now = bpf_ktime_get_ns();
@@ -583,8 +581,7 @@ int BPF_PROG(tcp_accept_exit, struct pt_regs *regs, long ret)
 		return 0;
 	if (!tcp_trace_current(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	if (bpf_core_field_exists(task->thread_info.status) &&
-	    (BPF_CORE_READ(task, thread_info.status) & TS_COMPAT))
+	if (bpf_core_field_exists(task->thread_info.status) && (BPF_CORE_READ(task, thread_info.status) & TS_COMPAT))
 		return 0; /* 32-bit system call numbers differ */
 	sk = tcp_sock_of_fd(task, ret);
 	if (!sk) {
@@ -737,10 +734,9 @@ static __always_inline void tcp_emit_loss(const struct sock *sk, const struct so
 		if (tcp_is_full_sock(sk)) {
 			ev->flags |= PYEBPF_LOSS_FULL_SOCK;
 			/* The state being entered for loss/recovery, else the current one. */
-			ev->ca_state = new_ca_state >= 0
-					       ? new_ca_state
-					       : BPF_CORE_READ_BITFIELD_PROBED((struct inet_connection_sock *)sk,
-									       icsk_ca_state);
+			ev->ca_state = new_ca_state >= 0 ? new_ca_state
+							 : BPF_CORE_READ_BITFIELD_PROBED(
+								   (struct inet_connection_sock *)sk, icsk_ca_state);
 			ev->srtt_us = BPF_CORE_READ(tp, srtt_us) >> 3;
 			ev->snd_cwnd = BPF_CORE_READ(tp, snd_cwnd);
 			ev->total_retrans = BPF_CORE_READ(tp, total_retrans);
@@ -812,8 +808,7 @@ static __always_inline bool tcp_reply_addrs(const struct sk_buff *skb, struct py
 	__u8 version;
 
 	__builtin_memset(a, 0, sizeof(*a));
-	if (bpf_probe_read_kernel(&version, 1, head + nh) ||
-	    bpf_probe_read_kernel(&tcp, sizeof(tcp), head + th))
+	if (bpf_probe_read_kernel(&version, 1, head + nh) || bpf_probe_read_kernel(&tcp, sizeof(tcp), head + th))
 		return false;
 	version >>= 4;
 	if (version == 4) {

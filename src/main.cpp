@@ -15,7 +15,9 @@ namespace {
 void setup_logging(int verbosity) {
   auto logger = spdlog::stderr_color_st("pyebpf");
   logger->set_pattern("pyebpf: %^%l%$: %v");
-  logger->set_level(verbosity >= 2 ? spdlog::level::trace : verbosity == 1 ? spdlog::level::debug : spdlog::level::info);
+  logger->set_level(verbosity >= 2   ? spdlog::level::trace
+                    : verbosity == 1 ? spdlog::level::debug
+                                     : spdlog::level::info);
   spdlog::set_default_logger(logger);
 }
 

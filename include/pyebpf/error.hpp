@@ -11,8 +11,7 @@ namespace pyebpf {
 // found, caught once in main (or by the runner for per-target failures).
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& what, std::string hint = {})
-      : std::runtime_error(what), hint_(std::move(hint)) {}
+  explicit Error(const std::string& what, std::string hint = {}) : std::runtime_error(what), hint_(std::move(hint)) {}
   const std::string& hint() const noexcept { return hint_; }
 
  private:

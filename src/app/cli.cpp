@@ -3,8 +3,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 
 #include "app/registry.hpp"
 #include "trackers/tcp_format.hpp"
@@ -50,9 +50,10 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   cli.get_formatter()->column_width(34);
 
   // -p and -e are required unless a subcommand (report) is given: checked after parsing.
-  auto* pid_opt = cli.add_option("-p,--pid", o.pids, "Host PIDs of the Python processes to profile (one or more; required)")
-                      ->expected(1, -1)
-                      ->check(CLI::PositiveNumber);
+  auto* pid_opt =
+      cli.add_option("-p,--pid", o.pids, "Host PIDs of the Python processes to profile (one or more; required)")
+          ->expected(1, -1)
+          ->check(CLI::PositiveNumber);
   auto* env_opt = cli.add_option("-e,--env", o.env, "Environment name, copied into every event as \"env\" (required)");
   cli.add_option("--enable", o.enable, "Trackers to run (default: all implemented): " + tracker_names_help())
       ->expected(1, -1);
@@ -83,19 +84,23 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
       ->check(CLI::IsMember({"auto", "usdt", "uprobe"}));
 
   auto* handoff = cli.add_option_group("handoff", "Request queue time in servers (gunicorn gthread, uwsgi)");
-  handoff->add_option("--handoff-min-ms", o.handoff_min_ms, "Emit handoff events only at or above this wait (default 0)")
+  handoff
+      ->add_option("--handoff-min-ms", o.handoff_min_ms, "Emit handoff events only at or above this wait (default 0)")
       ->check(CLI::NonNegativeNumber);
   handoff->add_option("--rq-interval", o.rq_interval_s, "Seconds between request_queue summaries (default 10)")
       ->check(CLI::Range(1.0, 86400.0));
   handoff->add_flag("--disable-request-queue", o.disable_request_queue, "Do not emit request_queue summaries");
 
   auto* hnh = cli.add_option_group("host_net_health", "Periodic network health snapshot");
-  hnh->add_option("--hnh-interval", o.hnh_interval_s, "Seconds between snapshots (default 30; the first comes at start)")
+  hnh->add_option("--hnh-interval", o.hnh_interval_s,
+                  "Seconds between snapshots (default 30; the first comes at start)")
       ->check(CLI::Range(1u, 86400u));
   hnh->add_option("--hnh-interface", o.hnh_interface, "Interface to report (default: the default route's)");
-  hnh->add_option("--hnh-procs", o.hnh_procs, "Comma-separated process names whose fd usage to report (default nginx,gunicorn)");
-  hnh->add_option("--hnh-netns", o.hnh_netns,
-                  "Network namespace: 'target' (each target's, one snapshot per namespace; default) or 'self' (pyebpf's)")
+  hnh->add_option("--hnh-procs", o.hnh_procs,
+                  "Comma-separated process names whose fd usage to report (default nginx,gunicorn)");
+  hnh->add_option(
+         "--hnh-netns", o.hnh_netns,
+         "Network namespace: 'target' (each target's, one snapshot per namespace; default) or 'self' (pyebpf's)")
       ->check(CLI::IsMember({"target", "self"}));
   hnh->add_option("--hnh-warn-close-wait", o.hnh_warn_close_wait, "Warn above this many CLOSE_WAIT sockets (100)");
   hnh->add_option("--hnh-warn-time-wait", o.hnh_warn_time_wait_one_dst,
@@ -128,7 +133,8 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   out->add_option("--folded", o.folded_path,
                   "Collapsed stacks for flame graphs: CPU in FILE, off-CPU/GIL time in FILE.off_cpu/.gil_wait");
   out->add_option("--speedscope", o.speedscope_path, "speedscope profile (one per thread and kind) in this file");
-  out->add_flag_callback("--no-report", [&o] { o.report = false; }, "No end-of-run report on stderr (the summary lines stay)");
+  out->add_flag_callback(
+      "--no-report", [&o] { o.report = false; }, "No end-of-run report on stderr (the summary lines stay)");
   out->add_option("--flush-timeout", o.flush_timeout_s, "At exit, seconds to deliver what databases still hold (10)")
       ->check(CLI::NonNegativeNumber);
 
@@ -149,26 +155,32 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   report->add_option("FILE", o.report_file, "SQLite file written by --sqlite, or saved JSON lines")->required();
   report->add_option("--run", o.report_run, "Run id in the file (default: the latest)")->check(CLI::PositiveNumber);
   auto* offcpu = cli.add_option_group("offcpu", "Off-CPU: why threads sleep");
-  offcpu->add_option("--offcpu-min-total-ms", o.offcpu_min_total_ms,
-                     "Report sleeps (switch-out to wake-up) at least this long (default 20)")
+  offcpu
+      ->add_option("--offcpu-min-total-ms", o.offcpu_min_total_ms,
+                   "Report sleeps (switch-out to wake-up) at least this long (default 20)")
       ->check(CLI::NonNegativeNumber);
-  offcpu->add_option("--offcpu-py-min-ms", o.offcpu_py_min_ms,
-                     "Attach the Python stack only to sleeps at least this long (default 0)")
+  offcpu
+      ->add_option("--offcpu-py-min-ms", o.offcpu_py_min_ms,
+                   "Attach the Python stack only to sleeps at least this long (default 0)")
       ->check(CLI::NonNegativeNumber);
-  offcpu->add_flag("--offcpu-py-enable{true},!--no-offcpu-py-enable", o.offcpu_py_enable,
-                   "Walk Python stacks (default true; --offcpu-py-enable false or --no-offcpu-py-enable to skip)")
+  offcpu
+      ->add_flag("--offcpu-py-enable{true},!--no-offcpu-py-enable", o.offcpu_py_enable,
+                 "Walk Python stacks (default true; --offcpu-py-enable false or --no-offcpu-py-enable to skip)")
       ->expected(0, 1);
-  offcpu->add_option("--offcpu-max-stack-depth", o.offcpu_max_stack_depth,
-                     "Kernel and user frames kept per stack (default 20, at most 64)")
+  offcpu
+      ->add_option("--offcpu-max-stack-depth", o.offcpu_max_stack_depth,
+                   "Kernel and user frames kept per stack (default 20, at most 64)")
       ->check(CLI::Range(1u, 64u));
-  offcpu->add_option("--offcpu-aggregate", o.offcpu_aggregate_s,
-                     "Aggregate in BPF: every SECONDS emit total off-CPU time and count per thread and stacks")
+  offcpu
+      ->add_option("--offcpu-aggregate", o.offcpu_aggregate_s,
+                   "Aggregate in BPF: every SECONDS emit total off-CPU time and count per thread and stacks")
       ->check(CLI::PositiveNumber);
   offcpu->add_option("--offcpu-hook", o.offcpu_hook, "Tracepoint flavour: auto (tp_btf, else raw_tp), tp_btf, raw_tp")
       ->check(CLI::IsMember({"auto", "tp_btf", "raw_tp"}));
-  offcpu->add_option("--offcpu-capture", o.offcpu_capture,
-                     "When stacks are taken: auto (resume where the kernel has sched_exit_tp, else switch-out), "
-                     "resume (only for reported sleeps), switch-out (every sleep)")
+  offcpu
+      ->add_option("--offcpu-capture", o.offcpu_capture,
+                   "When stacks are taken: auto (resume where the kernel has sched_exit_tp, else switch-out), "
+                   "resume (only for reported sleeps), switch-out (every sleep)")
       ->check(CLI::IsMember({"auto", "resume", "switch-out"}));
 
   auto* tcp = cli.add_option_group("tcp", "tcp_connect, tcp_accept, tcp_loss");
@@ -177,12 +189,14 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
                   "default) or 'host' (every TCP socket)")
       ->check(CLI::IsMember({"targets", "host"}));
   auto* tcp_loss = cli.add_option_group("tcp_loss", "TCP retransmits, resets, zero windows");
-  tcp_loss->add_option("--loss-filter-ip", o.loss_filter_ip, "Only report events with this IPv4/IPv6 address at either end")
+  tcp_loss
+      ->add_option("--loss-filter-ip", o.loss_filter_ip, "Only report events with this IPv4/IPv6 address at either end")
       ->check([](const std::string& ip) {
         return trackers::tcp::parse_filter_ip(ip) ? std::string() : "not an IPv4 or IPv6 address: " + ip;
       });
-  tcp_loss->add_option("--loss-rate-limit", o.loss_rate_limit,
-                       "Most tcp_loss events per second; the rest are counted, not printed (default 1000, 0: no limit)");
+  tcp_loss->add_option(
+      "--loss-rate-limit", o.loss_rate_limit,
+      "Most tcp_loss events per second; the rest are counted, not printed (default 1000, 0: no limit)");
 
   try {
     cli.parse(argc, argv);

@@ -27,8 +27,8 @@ std::string host_name() {
 }
 
 Outputs::Outputs(const Options& o, const sinks::RunInfo& run) : options_(o) {
-  bool other = !o.sqlite_path.empty() || !o.clickhouse_url.empty() || !o.folded_path.empty() ||
-               !o.speedscope_path.empty();
+  bool other =
+      !o.sqlite_path.empty() || !o.clickhouse_url.empty() || !o.folded_path.empty() || !o.speedscope_path.empty();
   if (!other || o.also_stdout) {
     stdout_ = std::make_unique<sinks::JsonLinesSink>(STDOUT_FILENO);
     fan_out_.add(stdout_.get());
@@ -41,8 +41,8 @@ Outputs::Outputs(const Options& o, const sinks::RunInfo& run) : options_(o) {
     std::string pids;
     for (long p : run.pids) pids += (pids.empty() ? "" : ",") + std::to_string(p);
     flame_graphs_ = std::make_unique<sinks::FlameGraphSink>(sinks::FlameGraphSink::Options{
-        o.folded_path, o.speedscope_path, o.pystack_frequency,
-        "pyebpf " + run.env + " pid " + pids + " on " + run.host, std::string("pyebpf ") + PYEBPF_VERSION});
+        o.folded_path, o.speedscope_path, o.pystack_frequency, "pyebpf " + run.env + " pid " + pids + " on " + run.host,
+        std::string("pyebpf ") + PYEBPF_VERSION});
     fan_out_.add(flame_graphs_.get());
   }
   if (!o.clickhouse_url.empty()) {
@@ -57,8 +57,8 @@ Outputs::Outputs(const Options& o, const sinks::RunInfo& run) : options_(o) {
     fan_out_.add(sqlite_.get());
   }
   // SQLite last: it records the run's end, including what ClickHouse did.
-  for (sinks::Sink* s : std::initializer_list<sinks::Sink*>{stdout_.get(), flame_graphs_.get(), clickhouse_.get(),
-                                                            sqlite_.get()}) {
+  for (sinks::Sink* s :
+       std::initializer_list<sinks::Sink*>{stdout_.get(), flame_graphs_.get(), clickhouse_.get(), sqlite_.get()}) {
     if (s) closing_order_.push_back(s);
   }
 }
@@ -73,9 +73,8 @@ void Outputs::drop_stdout() {
 
 void Outputs::close(int signal_fd) {
   using namespace std::chrono_literals;
-  auto deadline = sinks::SteadyClock::now() +
-                  std::chrono::duration_cast<sinks::SteadyClock::duration>(
-                      std::chrono::duration<double>(options_.flush_timeout_s));
+  auto deadline = sinks::SteadyClock::now() + std::chrono::duration_cast<sinks::SteadyClock::duration>(
+                                                  std::chrono::duration<double>(options_.flush_timeout_s));
   auto begin_all = [&] {
     for (sinks::Sink* s : closing_order_) {
       try {

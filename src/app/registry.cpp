@@ -5,9 +5,9 @@
 
 #include "pyebpf/error.hpp"
 #include "trackers/gc.hpp"
+#include "trackers/gil.hpp"
 #include "trackers/handoff.hpp"
 #include "trackers/host_net_health.hpp"
-#include "trackers/gil.hpp"
 #include "trackers/offcpu.hpp"
 #include "trackers/py_stack.hpp"
 #include "trackers/tcp_accept.hpp"
@@ -65,8 +65,7 @@ std::vector<std::unique_ptr<trackers::Tracker>> create_trackers(const std::vecto
   };
   for (const auto& name : names) {
     auto it = std::find_if(registry.begin(), registry.end(), [&](const TrackerInfo& t) { return t.name == name; });
-    if (it == registry.end())
-      throw Error("unknown tracker '" + name + "'", "--enable takes: " + tracker_names_help());
+    if (it == registry.end()) throw Error("unknown tracker '" + name + "'", "--enable takes: " + tracker_names_help());
     if (it->expands_to.empty()) {
       add(name);
     } else {

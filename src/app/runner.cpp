@@ -78,8 +78,8 @@ int run(const Options& options) {
   auto trackers = create_trackers(options.enable);  // bad names fail before anything attaches
 
   WallClock clock;
-  sinks::RunInfo run_info{options.env, host_name(), PYEBPF_VERSION, options.command_line, {},
-                          clock.epoch_us(monotonic_ns())};
+  sinks::RunInfo run_info{options.env,          host_name(), PYEBPF_VERSION,
+                          options.command_line, {},          clock.epoch_us(monotonic_ns())};
   for (pid_t p : options.pids) run_info.pids.push_back(p);
   Outputs outputs(options, run_info);  // a bad output fails before anything attaches
 

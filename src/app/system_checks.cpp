@@ -31,10 +31,9 @@ bool has_capability(int cap) {
 }  // namespace
 
 void check_system() {
-  bool privileged = geteuid() == 0 || (has_capability(CAP_BPF) && has_capability(CAP_PERFMON) &&
-                                       has_capability(CAP_SYS_PTRACE));
-  if (!privileged)
-    throw Error("pyebpf needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE)", "run it with sudo");
+  bool privileged =
+      geteuid() == 0 || (has_capability(CAP_BPF) && has_capability(CAP_PERFMON) && has_capability(CAP_SYS_PTRACE));
+  if (!privileged) throw Error("pyebpf needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE)", "run it with sudo");
   if (!path_exists("/sys/kernel/btf/vmlinux"))
     throw Error("this kernel exposes no BTF (/sys/kernel/btf/vmlinux is missing)",
                 "pyebpf needs Linux >= 5.8 built with CONFIG_DEBUG_INFO_BTF=y");

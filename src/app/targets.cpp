@@ -54,15 +54,17 @@ void Targets::count_event(pid_t pid) {
 }
 
 std::size_t Targets::alive() const {
-  return static_cast<std::size_t>(std::count_if(targets_.begin(), targets_.end(), [](const Target& t) { return !t.exited; }));
+  return static_cast<std::size_t>(
+      std::count_if(targets_.begin(), targets_.end(), [](const Target& t) { return !t.exited; }));
 }
 
 std::vector<std::string> Targets::summary_lines() const {
   std::vector<std::string> out;
   for (const auto& t : targets_) {
-    std::string state = t.exited ? "exited after " + std::to_string(static_cast<long>(t.exited_after_s)) + " s" : "running";
-    out.push_back("pid " + std::to_string(t.pid) + " (" + t.comm + ", CPython " + t.python->interpreter().version.str() +
-                  "): " + std::to_string(t.events) + " events, " + state);
+    std::string state =
+        t.exited ? "exited after " + std::to_string(static_cast<long>(t.exited_after_s)) + " s" : "running";
+    out.push_back("pid " + std::to_string(t.pid) + " (" + t.comm + ", CPython " +
+                  t.python->interpreter().version.str() + "): " + std::to_string(t.events) + " events, " + state);
   }
   return out;
 }

@@ -48,14 +48,16 @@ int btf_tracepoint_id(const char* name) {
 
 }  // namespace
 
-bool kernel_has_btf_tracepoint(const char* name) { return btf_tracepoint_id(name) > 0; }
+bool kernel_has_btf_tracepoint(const char* name) {
+  return btf_tracepoint_id(name) > 0;
+}
 
 bool kernel_loads_tp_btf(const char* name) {
   int btf_id = btf_tracepoint_id(name);
   if (btf_id <= 0) return false;
   const bpf_insn insns[] = {
       {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0},  // r0 = 0
-      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},                  // exit
+      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},                   // exit
   };
   LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_RAW_TP,
               .attach_btf_id = static_cast<__u32>(btf_id));

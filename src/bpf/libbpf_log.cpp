@@ -22,15 +22,23 @@ int forward(enum libbpf_print_level level, const char* format, va_list args) {
   msg.resize(n > 0 ? std::min(static_cast<std::size_t>(n), msg.size() - 1) : 0);
   while (!msg.empty() && msg.back() == '\n') msg.pop_back();
   switch (level) {
-    case LIBBPF_WARN: spdlog::warn("libbpf: {}", msg); break;
-    case LIBBPF_INFO: spdlog::debug("libbpf: {}", msg); break;
-    default: spdlog::trace("libbpf: {}", msg); break;
+    case LIBBPF_WARN:
+      spdlog::warn("libbpf: {}", msg);
+      break;
+    case LIBBPF_INFO:
+      spdlog::debug("libbpf: {}", msg);
+      break;
+    default:
+      spdlog::trace("libbpf: {}", msg);
+      break;
   }
   return n;
 }
 
 }  // namespace
 
-void install_libbpf_logger() { libbpf_set_print(forward); }
+void install_libbpf_logger() {
+  libbpf_set_print(forward);
+}
 
 }  // namespace pyebpf::bpf

@@ -38,8 +38,7 @@ void SharedMaps::reuse_in(bpf_object* obj) const {
   for (const Shared& s : {Shared{"py_procs", py_procs_.get()}, Shared{"py_tstates", py_tstates_.get()}}) {
     bpf_map* map = bpf_object__find_map_by_name(obj, s.name);
     if (!map) continue;
-    if (int err = bpf_map__reuse_fd(map, s.fd))
-      throw Error(errno_text(std::string("share BPF map ") + s.name, -err));
+    if (int err = bpf_map__reuse_fd(map, s.fd)) throw Error(errno_text(std::string("share BPF map ") + s.name, -err));
   }
 }
 

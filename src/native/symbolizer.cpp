@@ -36,7 +36,9 @@ std::shared_ptr<const python::ElfFile> ElfCache::get(pid_t pid, const python::Ma
   return file;
 }
 
-NativeSymbolizer::NativeSymbolizer(pid_t pid, ElfCache& files) : pid_(pid), files_(files) { refresh_maps(); }
+NativeSymbolizer::NativeSymbolizer(pid_t pid, ElfCache& files) : pid_(pid), files_(files) {
+  refresh_maps();
+}
 
 void NativeSymbolizer::refresh_maps() {
   refreshed_ = std::chrono::steady_clock::now();

@@ -23,7 +23,9 @@ bool ethtool(int fd, const std::string& iface, void* data) {
   return ioctl(fd, SIOCETHTOOL, &ifr) == 0;
 }
 
-Fd control_socket() { return Fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)); }
+Fd control_socket() {
+  return Fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+}
 
 }  // namespace
 

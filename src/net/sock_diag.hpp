@@ -29,7 +29,7 @@ struct TcpSocket {
   std::uint8_t state = 0;   // TcpState
   std::uint16_t local_port = 0;
   std::uint16_t remote_port = 0;
-  std::array<std::uint8_t, 16> local{};   // IPv4: the first 4 bytes
+  std::array<std::uint8_t, 16> local{};  // IPv4: the first 4 bytes
   std::array<std::uint8_t, 16> remote{};
 };
 

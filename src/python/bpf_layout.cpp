@@ -32,8 +32,8 @@ pyebpf_py_layout make_bpf_layout(const OffsetsRow& row, const PyVersion& version
   l.tstate_frame = u16(row, "tstate.frame");
   // 3.11/3.12 reach the frame through tstate->cframe->current_frame; 3.13
   // (current_frame) and <= 3.10 (frame) point at it directly.
-  l.cframe_current_frame = row.member("tstate.frame").ends_with(".cframe") ? u16(row, "cframe.current_frame")
-                                                                           : PYEBPF_NO_OFFSET;
+  l.cframe_current_frame =
+      row.member("tstate.frame").ends_with(".cframe") ? u16(row, "cframe.current_frame") : PYEBPF_NO_OFFSET;
   l.frame_code = u16(row, "frame.code");
   l.frame_back = u16(row, "frame.back");
   l.frame_instr = u16(row, "frame.instr");

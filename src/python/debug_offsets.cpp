@@ -21,8 +21,8 @@ std::optional<std::uint64_t> value_at(const std::vector<std::uint8_t>& raw, std:
 
 }  // namespace
 
-std::optional<std::string> apply_debug_offsets(OffsetsRow& row, const ProcessMemory& memory,
-                                               std::uint64_t runtime_addr, const PyVersion& version) {
+std::optional<std::string> apply_debug_offsets(OffsetsRow& row, const ProcessMemory& memory, std::uint64_t runtime_addr,
+                                               const PyVersion& version) {
   if (!row.debug_offsets) return std::nullopt;
   const DebugOffsetsLayout& layout = *row.debug_offsets;
   auto raw = memory.read_bytes(runtime_addr, layout.size);

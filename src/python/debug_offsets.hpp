@@ -18,7 +18,7 @@ namespace pyebpf::python {
 // release that moved a field still works. Returns a one-line description of
 // what was used (for the info log), or nullopt when the row has no debug
 // offsets layout or the target's are missing or invalid (the table is used).
-std::optional<std::string> apply_debug_offsets(OffsetsRow& row, const ProcessMemory& memory,
-                                               std::uint64_t runtime_addr, const PyVersion& version);
+std::optional<std::string> apply_debug_offsets(OffsetsRow& row, const ProcessMemory& memory, std::uint64_t runtime_addr,
+                                               const PyVersion& version);
 
 }  // namespace pyebpf::python

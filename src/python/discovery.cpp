@@ -48,7 +48,9 @@ std::optional<PyVersion> version_from_rodata(const ElfFile& elf, const std::stri
 
 }  // namespace
 
-std::string Interpreter::file_name() const { return mapped_path.substr(mapped_path.find_last_of('/') + 1); }
+std::string Interpreter::file_name() const {
+  return mapped_path.substr(mapped_path.find_last_of('/') + 1);
+}
 
 std::optional<std::uint64_t> Interpreter::symbol_address(std::string_view name) const {
   auto sym = elf.symbol(name);

@@ -17,12 +17,12 @@ namespace pyebpf::python {
 // _PyRuntime (the python executable when statically linked, libpython when
 // shared), where it is loaded, and which version it is.
 struct Interpreter {
-  std::string mapped_path;    // path as the target sees it
-  std::string open_path;      // path pyebpf opens it by (through /proc/PID/root)
+  std::string mapped_path;  // path as the target sees it
+  std::string open_path;    // path pyebpf opens it by (through /proc/PID/root)
   ElfFile elf;
   std::uint64_t load_bias = 0;  // runtime address = load_bias + st_value
   PyVersion version;
-  std::string version_source;   // "Py_Version symbol", "file name"
+  std::string version_source;      // "Py_Version symbol", "file name"
   std::uint64_t runtime_addr = 0;  // &_PyRuntime
   std::uint64_t runtime_size = 0;  // st_size of _PyRuntime
 

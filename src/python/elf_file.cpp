@@ -124,8 +124,7 @@ ElfFile ElfFile::open(const std::string& path) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) throw Error(errno_text("cannot open " + path, errno));
   ElfHandle elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
-  if (!elf || elf_kind(elf.get()) != ELF_K_ELF)
-    throw Error(path + " is not an ELF file: " + elf_errmsg(-1));
+  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) throw Error(path + " is not an ELF file: " + elf_errmsg(-1));
 
   ElfFile file;
   file.path_ = path;
@@ -177,7 +176,9 @@ ElfFile ElfFile::open(const std::string& path) {
   return file;
 }
 
-bool ElfFile::imports(std::string_view name) const { return imports_.contains(std::string(name)); }
+bool ElfFile::imports(std::string_view name) const {
+  return imports_.contains(std::string(name));
+}
 
 std::optional<ElfSymbol> ElfFile::symbol(std::string_view name) const {
   auto it = symbols_.find(std::string(name));

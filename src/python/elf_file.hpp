@@ -16,8 +16,8 @@ struct ElfSymbol {
   std::string name;
   std::uint64_t value = 0;  // st_value: a virtual address in the file's own address space
   std::uint64_t size = 0;
-  unsigned char type = 0;   // STT_*
-  bool dynamic = false;     // from .dynsym (exported), else .symtab
+  unsigned char type = 0;  // STT_*
+  bool dynamic = false;    // from .dynsym (exported), else .symtab
 };
 
 // A SystemTap SDT probe (USDT) from the .note.stapsdt notes, e.g. CPython's

@@ -219,8 +219,8 @@ LineTableFormat line_table_format(int major, int minor) noexcept {
   return LineTableFormat::Locations311;
 }
 
-std::optional<int> line_for_offset(LineTableFormat format, std::span<const std::uint8_t> table,
-                                   int first_line, std::int64_t instr_offset) noexcept {
+std::optional<int> line_for_offset(LineTableFormat format, std::span<const std::uint8_t> table, int first_line,
+                                   std::int64_t instr_offset) noexcept {
   if (instr_offset < 0) {
     return std::nullopt;
   }

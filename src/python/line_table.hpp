@@ -34,7 +34,7 @@ LineTableFormat line_table_format(int major, int minor) noexcept;
 // last entry resolves to the last line, exactly as CPython's PyCode_Addr2Line does; an
 // empty co_lnotab is valid and means every instruction is on `first_line`. Callers that
 // know co_code's size should reject larger offsets themselves.
-std::optional<int> line_for_offset(LineTableFormat format, std::span<const std::uint8_t> table,
-                                   int first_line, std::int64_t instr_offset) noexcept;
+std::optional<int> line_for_offset(LineTableFormat format, std::span<const std::uint8_t> table, int first_line,
+                                   std::int64_t instr_offset) noexcept;
 
 }  // namespace pyebpf::python

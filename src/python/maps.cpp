@@ -58,8 +58,8 @@ std::vector<Mapping> read_maps(pid_t pid) {
   auto text = read_text_file("/proc/" + std::to_string(pid) + "/maps");
   if (!text) {
     if (!process_exists(pid))
-      throw Error("pid " + std::to_string(pid) + " does not exist", "check the PID with `ps -p " +
-                                                                         std::to_string(pid) + "`");
+      throw Error("pid " + std::to_string(pid) + " does not exist",
+                  "check the PID with `ps -p " + std::to_string(pid) + "`");
     throw Error("cannot read /proc/" + std::to_string(pid) + "/maps", "run pyebpf as root");
   }
   return parse_maps(*text);

@@ -17,8 +17,8 @@ struct Mapping {
   std::uint64_t offset = 0;  // file offset of `start`
   std::string perms;         // "r-xp"
   std::uint64_t inode = 0;
-  std::string path;          // "" for anonymous mappings; " (deleted)" suffix removed
-  bool deleted = false;      // the mapped file was unlinked (upgraded package, container layer)
+  std::string path;      // "" for anonymous mappings; " (deleted)" suffix removed
+  bool deleted = false;  // the mapped file was unlinked (upgraded package, container layer)
 
   bool executable() const { return perms.size() > 2 && perms[2] == 'x'; }
   bool file_backed() const { return inode != 0 && !path.empty() && path[0] == '/'; }

@@ -22,9 +22,9 @@ std::uint32_t extract(std::uint32_t word, BitField field) {
 }  // namespace
 
 struct ObjectReader::DictView {
-  std::uint64_t entries = 0;   // address of the first entry
-  std::uint64_t values = 0;    // split table: address of values[0]; 0 if values live in entries
-  std::size_t count = 0;       // dk_nentries
+  std::uint64_t entries = 0;  // address of the first entry
+  std::uint64_t values = 0;   // split table: address of values[0]; 0 if values live in entries
+  std::size_t count = 0;      // dk_nentries
   std::size_t entry_size = 0;
   std::size_t key_offset = 0;  // within an entry
   std::size_t value_offset = 0;
@@ -146,8 +146,7 @@ std::optional<ObjectReader::DictView> ObjectReader::view_keys(std::uint64_t keys
   return view;
 }
 
-bool ObjectReader::for_each_entry(const DictView& view,
-                                  const std::function<void(std::uint64_t, std::uint64_t)>& visit,
+bool ObjectReader::for_each_entry(const DictView& view, const std::function<void(std::uint64_t, std::uint64_t)>& visit,
                                   std::size_t max_items) const {
   std::size_t count = std::min(view.count, max_items);
   if (count == 0) return true;

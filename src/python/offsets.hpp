@@ -18,9 +18,9 @@ struct BitField {
 // Where a 3.13+ interpreter's own _Py_DebugOffsets (at the start of
 // _PyRuntime) stores the value of each logical field / type size.
 struct DebugOffsetsLayout {
-  std::uint32_t size = 0;        // sizeof(_Py_DebugOffsets)
-  std::uint32_t cookie_at = 0;   // "xdebugpy"
-  std::uint32_t version_at = 0;  // PY_VERSION_HEX
+  std::uint32_t size = 0;                                    // sizeof(_Py_DebugOffsets)
+  std::uint32_t cookie_at = 0;                               // "xdebugpy"
+  std::uint32_t version_at = 0;                              // PY_VERSION_HEX
   std::map<std::string, std::uint32_t, std::less<>> fields;  // logical field -> position
   std::map<std::string, std::uint32_t, std::less<>> sizes;   // type -> position
 };
@@ -28,8 +28,8 @@ struct DebugOffsetsLayout {
 // One row of offsets/cpython.json: the layout of one CPython minor version,
 // derived from the DWARF of a real build by tools/gen-offsets.
 struct OffsetsRow {
-  std::string minor;          // "3.11"
-  std::string derived_from;   // "3.11.7 (versions/3.11.7/lib/libpython3.11.so.1.0, build-id ...)"
+  std::string minor;         // "3.11"
+  std::string derived_from;  // "3.11.7 (versions/3.11.7/lib/libpython3.11.so.1.0, build-id ...)"
   std::map<std::string, std::uint32_t, std::less<>> fields;
   std::map<std::string, std::string, std::less<>> members;  // logical field -> C member path it came from
   std::map<std::string, std::uint64_t, std::less<>> sizes;

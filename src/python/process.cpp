@@ -31,8 +31,7 @@ TypeAddresses type_addresses(pid_t pid, const Interpreter& interp) {
   TypeAddresses t;
   auto need = [&](const char* name) {
     auto addr = interp.symbol_address(name);
-    if (!addr)
-      throw Error("pid " + std::to_string(pid) + ": " + interp.file_name() + " does not export " + name);
+    if (!addr) throw Error("pid " + std::to_string(pid) + ": " + interp.file_name() + " does not export " + name);
     return *addr;
   };
   t.code = need("PyCode_Type");
@@ -90,8 +89,8 @@ std::vector<ThreadStateRef> PythonProcess::thread_states(std::size_t max) const 
 // may be another patch release or a distro build. Check what can be checked
 // against the live process before BPF trusts the offsets.
 void PythonProcess::validate_layout() const {
-  const std::string who = "pid " + std::to_string(pid()) + " (CPython " + interp_.version.str() + ", " +
-                          interp_.file_name() + ")";
+  const std::string who =
+      "pid " + std::to_string(pid()) + " (CPython " + interp_.version.str() + ", " + interp_.file_name() + ")";
   const std::string hint = "its layout differs from offsets row " + offsets_.minor + " (derived from " +
                            offsets_.derived_from + "); please report this build";
   auto runtime_size = offsets_.size("_PyRuntimeState");

@@ -46,7 +46,7 @@ class PythonProcess {
 
   ProcessMemory memory_;
   Interpreter interp_;
-  OffsetsRow offsets_;        // the table row, with the target's own debug offsets applied (3.13+)
+  OffsetsRow offsets_;  // the table row, with the target's own debug offsets applied (3.13+)
   std::string offsets_source_;
   ObjectReader objects_;
   pyebpf_py_proc config_{};

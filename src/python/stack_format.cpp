@@ -12,7 +12,8 @@ std::string format_frame(const FrameInfo& frame) {
 
 StackText format_stack(Symbolizer& symbolizer, const pyebpf_py_stack& stack, std::size_t bytes) {
   StackText out;
-  std::size_t available = bytes >= PYEBPF_STACK_BYTES(0) ? (bytes - PYEBPF_STACK_BYTES(0)) / sizeof(pyebpf_py_frame) : 0;
+  std::size_t available =
+      bytes >= PYEBPF_STACK_BYTES(0) ? (bytes - PYEBPF_STACK_BYTES(0)) / sizeof(pyebpf_py_frame) : 0;
   std::size_t depth = std::min<std::size_t>({stack.depth, available, PYEBPF_MAX_FRAMES});
   out.depth = static_cast<int>(depth);
   out.truncated = stack.truncated != 0;

@@ -7,8 +7,7 @@
 
 namespace pyebpf::python {
 
-ThreadNames::ThreadNames(const ObjectReader& objects, std::uint64_t interpreter_state_ptr,
-                         std::uint32_t leader_ns_tid)
+ThreadNames::ThreadNames(const ObjectReader& objects, std::uint64_t interpreter_state_ptr, std::uint32_t leader_ns_tid)
     : objects_(objects), interp_ptr_(interpreter_state_ptr), leader_ns_tid_(leader_ns_tid) {}
 
 std::optional<std::uint64_t> ThreadNames::active_dict() {

@@ -11,7 +11,9 @@ std::string PyVersion::str() const {
   return s;
 }
 
-std::string PyVersion::minor_str() const { return std::to_string(major) + "." + std::to_string(minor); }
+std::string PyVersion::minor_str() const {
+  return std::to_string(major) + "." + std::to_string(minor);
+}
 
 std::optional<PyVersion> version_from_hex(std::uint32_t hex) {
   PyVersion v;
@@ -21,11 +23,19 @@ std::optional<PyVersion> version_from_hex(std::uint32_t hex) {
   unsigned level = (hex >> 4) & 0xf;
   unsigned serial = hex & 0xf;
   switch (level) {
-    case 0xA: v.release = "a" + std::to_string(serial); break;
-    case 0xB: v.release = "b" + std::to_string(serial); break;
-    case 0xC: v.release = "rc" + std::to_string(serial); break;
-    case 0xF: break;
-    default: return std::nullopt;
+    case 0xA:
+      v.release = "a" + std::to_string(serial);
+      break;
+    case 0xB:
+      v.release = "b" + std::to_string(serial);
+      break;
+    case 0xC:
+      v.release = "rc" + std::to_string(serial);
+      break;
+    case 0xF:
+      break;
+    default:
+      return std::nullopt;
   }
   if (v.major < 2 || v.major > 9) return std::nullopt;
   return v;

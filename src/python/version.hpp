@@ -11,7 +11,7 @@ namespace pyebpf::python {
 struct PyVersion {
   int major = 0;
   int minor = 0;
-  int micro = -1;  // -1 when only major.minor is known
+  int micro = -1;       // -1 when only major.minor is known
   std::string release;  // "", "a1", "b2", "rc1"
 
   std::string str() const;        // "3.11.7", "3.13.0rc1", "3.10"

@@ -12,7 +12,9 @@ namespace pyebpf::sinks {
 AsyncSink::AsyncSink(std::string name, std::size_t capacity)
     : name_(std::move(name)), capacity_(std::max<std::size_t>(capacity, 1)) {}
 
-AsyncSink::~AsyncSink() { stop(); }
+AsyncSink::~AsyncSink() {
+  stop();
+}
 
 void AsyncSink::start() {
   // The writer thread must never take SIGINT/SIGTERM: the runner reads them

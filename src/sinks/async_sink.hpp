@@ -76,7 +76,7 @@ class AsyncSink : public Sink {
   std::condition_variable wake_;
   std::condition_variable done_cv_;
   std::vector<Event> queue_;
-  bool poked_ = false;    // close requested or its deadline moved
+  bool poked_ = false;  // close requested or its deadline moved
   bool closing_ = false;
   bool stop_ = false;
   bool done_ = false;

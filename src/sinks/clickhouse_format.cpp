@@ -62,12 +62,18 @@ std::optional<Json> coerce(const Json& v, ColumnType type, const Dialect& d) {
     case ColumnType::Symbol:
     case ColumnType::Json:
       return Json(as_text(v));
-    case ColumnType::UInt8: return integer_in(v, 0, 255);
-    case ColumnType::UInt16: return integer_in(v, 0, 65535);
-    case ColumnType::UInt32: return integer_in(v, 0, 4294967295.0L);
-    case ColumnType::UInt64: return integer_in(v, 0, u64max);
-    case ColumnType::Int32: return integer_in(v, -2147483648.0L, 2147483647.0L);
-    case ColumnType::Int64: return integer_in(v, i64min, i64max);
+    case ColumnType::UInt8:
+      return integer_in(v, 0, 255);
+    case ColumnType::UInt16:
+      return integer_in(v, 0, 65535);
+    case ColumnType::UInt32:
+      return integer_in(v, 0, 4294967295.0L);
+    case ColumnType::UInt64:
+      return integer_in(v, 0, u64max);
+    case ColumnType::Int32:
+      return integer_in(v, -2147483648.0L, 2147483647.0L);
+    case ColumnType::Int64:
+      return integer_in(v, i64min, i64max);
     case ColumnType::Float64:
       if (v.is_boolean()) return Json(v.get<bool>() ? 1.0 : 0.0);
       if (v.is_number() && std::isfinite(v.get<double>())) return v;
@@ -114,19 +120,45 @@ namespace {
 std::string type_sql(const Column& c, const Dialect& d) {
   std::string t;
   switch (c.type) {
-    case ColumnType::Time: t = d.datetime64 ? "DateTime64(6, 'UTC')" : "DateTime('UTC')"; break;
-    case ColumnType::String: t = "String"; break;
-    case ColumnType::Symbol: t = d.low_cardinality ? "LowCardinality(String)" : "String"; break;
-    case ColumnType::UInt8: t = "UInt8"; break;
-    case ColumnType::UInt16: t = "UInt16"; break;
-    case ColumnType::UInt32: t = "UInt32"; break;
-    case ColumnType::UInt64: t = "UInt64"; break;
-    case ColumnType::Int32: t = "Int32"; break;
-    case ColumnType::Int64: t = "Int64"; break;
-    case ColumnType::Float64: t = "Float64"; break;
-    case ColumnType::Bool: t = "UInt8"; break;
-    case ColumnType::StringArray: t = "Array(String)"; break;
-    case ColumnType::Json: t = "String"; break;
+    case ColumnType::Time:
+      t = d.datetime64 ? "DateTime64(6, 'UTC')" : "DateTime('UTC')";
+      break;
+    case ColumnType::String:
+      t = "String";
+      break;
+    case ColumnType::Symbol:
+      t = d.low_cardinality ? "LowCardinality(String)" : "String";
+      break;
+    case ColumnType::UInt8:
+      t = "UInt8";
+      break;
+    case ColumnType::UInt16:
+      t = "UInt16";
+      break;
+    case ColumnType::UInt32:
+      t = "UInt32";
+      break;
+    case ColumnType::UInt64:
+      t = "UInt64";
+      break;
+    case ColumnType::Int32:
+      t = "Int32";
+      break;
+    case ColumnType::Int64:
+      t = "Int64";
+      break;
+    case ColumnType::Float64:
+      t = "Float64";
+      break;
+    case ColumnType::Bool:
+      t = "UInt8";
+      break;
+    case ColumnType::StringArray:
+      t = "Array(String)";
+      break;
+    case ColumnType::Json:
+      t = "String";
+      break;
   }
   // LowCardinality(Nullable(...)) is the only allowed nesting; Symbol columns are never nullable.
   return c.nullable ? "Nullable(" + t + ")" : t;
@@ -170,8 +202,7 @@ std::string create_table_sql(const TableSchema& table, std::string_view database
 
 std::string add_column_sql(std::string_view database, std::string_view table, std::string_view column,
                            std::string_view type) {
-  return "ALTER TABLE " + qualified(database, table) + " ADD COLUMN " + quote_ident(column) + " " +
-         std::string(type);
+  return "ALTER TABLE " + qualified(database, table) + " ADD COLUMN " + quote_ident(column) + " " + std::string(type);
 }
 
 std::string insert_sql(std::string_view database, std::string_view table) {
@@ -309,8 +340,8 @@ Failure classify(long status, std::string_view body) {
     case 349:  // CANNOT_INSERT_NULL_IN_ORDINARY_COLUMN
     case 691:  // UNKNOWN_ELEMENT_OF_ENUM
       return Failure::Data;
-    case 60:   // UNKNOWN_TABLE
-    case 81:   // UNKNOWN_DATABASE
+    case 60:  // UNKNOWN_TABLE
+    case 81:  // UNKNOWN_DATABASE
       return Failure::MissingTable;
     case 159:  // TIMEOUT_EXCEEDED
     case 164:  // READONLY

@@ -45,10 +45,7 @@ std::chrono::milliseconds remaining(SteadyClock::time_point deadline, std::chron
 }  // namespace
 
 ClickHouseSink::ClickHouseSink(ClickHouseOptions options, std::string host)
-    : AsyncSink("clickhouse", options.queue_max),
-      options_(std::move(options)),
-      host_(std::move(host)),
-      base_url_([&] {
+    : AsyncSink("clickhouse", options.queue_max), options_(std::move(options)), host_(std::move(host)), base_url_([&] {
         std::string u = options_.url;
         while (!u.empty() && u.back() == '/') u.pop_back();
         return u + "/?";
@@ -82,7 +79,9 @@ ClickHouseSink::ClickHouseSink(ClickHouseOptions options, std::string host)
   start();
 }
 
-ClickHouseSink::~ClickHouseSink() { stop(); }
+ClickHouseSink::~ClickHouseSink() {
+  stop();
+}
 
 HttpResponse ClickHouseSink::query(const std::string& sql, std::string_view body, bool gzip,
                                    std::chrono::milliseconds timeout) {
@@ -173,8 +172,7 @@ void ClickHouseSink::back_off(const std::string& what, const HttpResponse& respo
   auto now = SteadyClock::now();
   if (backoff_ == 0ms) {
     failing_since_ = now;
-    spdlog::warn("clickhouse: {} failed ({}); keeping the rows and retrying with backoff", what,
-                 describe(response));
+    spdlog::warn("clickhouse: {} failed ({}); keeping the rows and retrying with backoff", what, describe(response));
   }
   backoff_ = backoff_ == 0ms ? 500ms : std::min<std::chrono::milliseconds>(backoff_ * 2, kMaxBackoff);
   retry_at_ = now + backoff_;
@@ -193,7 +191,7 @@ ClickHouseSink::Outcome ClickHouseSink::send_front(Table& t, std::size_t count, 
     delivered(count);
     t.unknown_failures = 0;
     if (backoff_ > 0ms) {
-      spdlog::info("clickhouse: inserts work again after {:.1f} s", 
+      spdlog::info("clickhouse: inserts work again after {:.1f} s",
                    std::chrono::duration<double>(SteadyClock::now() - failing_since_).count());
       backoff_ = 0ms;
     }
@@ -238,8 +236,8 @@ SteadyClock::time_point ClickHouseSink::on_writer(std::vector<Event>& incoming, 
     }
     spdlog::info("clickhouse: server {} answers; tables ready ({})", server_version_, dialect_->describe());
   }
-  const auto interval = std::chrono::duration_cast<SteadyClock::duration>(
-      std::chrono::duration<double>(options_.flush_interval_s));
+  const auto interval =
+      std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(options_.flush_interval_s));
   auto next = SteadyClock::time_point::max();
   for (auto& [metric, t] : tables_) {
     if (t.rows.empty()) continue;
@@ -273,9 +271,9 @@ std::string ClickHouseSink::summary() const {
   return fmt::format(
       "clickhouse: {} rows inserted into {}.ebpf_* at {} (server {}) in {} inserts, {} KiB gzipped; {} rejected as bad "
       "data, {} dropped (queue full at {}), {} not delivered at exit, {} retries",
-      c.delivered, options_.database, redact_url(options_.url), server_version_.empty() ? "never reached" : server_version_,
-      inserts_.load(), bytes_sent_.load() / 1024, c.rejected, c.dropped_full, options_.queue_max, c.dropped_at_exit,
-      retries_.load());
+      c.delivered, options_.database, redact_url(options_.url),
+      server_version_.empty() ? "never reached" : server_version_, inserts_.load(), bytes_sent_.load() / 1024,
+      c.rejected, c.dropped_full, options_.queue_max, c.dropped_at_exit, retries_.load());
 }
 
 }  // namespace pyebpf::sinks

@@ -58,8 +58,7 @@ class ClickHouseSink : public AsyncSink {
 
   SteadyClock::time_point on_writer(std::vector<Event>& incoming, bool closing,
                                     SteadyClock::time_point deadline) override;
-  HttpResponse query(const std::string& sql, std::string_view body, bool gzip,
-                     std::chrono::milliseconds timeout);
+  HttpResponse query(const std::string& sql, std::string_view body, bool gzip, std::chrono::milliseconds timeout);
   // Version + tables. Returns the failing response (status 0 = no answer) or nullopt.
   std::optional<HttpResponse> connect(std::chrono::milliseconds timeout);
   std::optional<HttpResponse> ensure_table(Table& table, std::chrono::milliseconds timeout);

@@ -39,8 +39,8 @@ class FlameGraphSink : public Sink {
     std::string folded_path;      // empty: none
     std::string speedscope_path;  // empty: none
     unsigned pystack_frequency = 99;
-    std::string title;            // speedscope file name field
-    std::string exporter;         // "pyebpf 0.1.0"
+    std::string title;     // speedscope file name field
+    std::string exporter;  // "pyebpf 0.1.0"
   };
   enum Kind { Cpu = 0, OffCpu, Gil, kKinds };
 

@@ -126,8 +126,12 @@ void wrapped(std::string& out, const std::string& lead, const std::vector<std::s
   out += l + "\n";
 }
 
-std::string count_text(std::uint64_t n) { return fmt::format("{}", n); }
-std::string pct(double part, double whole) { return whole > 0 ? fmt::format("{:.1f}%", 100.0 * part / whole) : "-"; }
+std::string count_text(std::uint64_t n) {
+  return fmt::format("{}", n);
+}
+std::string pct(double part, double whole) {
+  return whole > 0 ? fmt::format("{:.1f}%", 100.0 * part / whole) : "-";
+}
 std::string ms(double v) {
   if (v < 100) return fmt::format("{:.3f}", v);
   if (v < 100000) return fmt::format("{:.1f}", v);
@@ -138,7 +142,8 @@ std::string ms(double v) {
 template <typename K, typename V, typename F>
 std::vector<std::pair<K, V>> top(const std::map<K, V>& m, F weight, std::size_t n) {
   std::vector<std::pair<K, V>> v(m.begin(), m.end());
-  std::stable_sort(v.begin(), v.end(), [&](const auto& a, const auto& b) { return weight(a.second) > weight(b.second); });
+  std::stable_sort(v.begin(), v.end(),
+                   [&](const auto& a, const auto& b) { return weight(a.second) > weight(b.second); });
   if (v.size() > n) v.resize(n);
   return v;
 }
@@ -149,7 +154,8 @@ std::string thread_list(const std::map<std::string, V>& threads, bool as_ms) {
   double sum = 0;
   for (const auto& [k, v] : threads) sum += static_cast<double>(v);
   std::string out;
-  for (const auto& [name, w] : top(threads, [](V x) { return static_cast<double>(x); }, 4)) {
+  for (const auto& [name, w] : top(
+           threads, [](V x) { return static_cast<double>(x); }, 4)) {
     if (!out.empty()) out += ", ";
     out += name + (as_ms ? " " + ms(static_cast<double>(w)) : " " + pct(static_cast<double>(w), sum));
   }
@@ -157,7 +163,9 @@ std::string thread_list(const std::map<std::string, V>& threads, bool as_ms) {
   return out;
 }
 
-void heading(std::string& out, const std::string& title) { out += "\n" + cut(title, Report::kWidth, false) + "\n"; }
+void heading(std::string& out, const std::string& title) {
+  out += "\n" + cut(title, Report::kWidth, false) + "\n";
+}
 
 }  // namespace
 
@@ -229,7 +237,8 @@ void Report::add(const Event& e) {
       holder = tid > 0 ? fmt::format("tid {}", static_cast<long>(tid)) : "(unknown holder)";
     }
     std::string holder_stack = str(e, "holder_py_stack");
-    std::pair<std::string, std::string> key{holder, holder_stack.empty() ? "(no Python stack)" : leaf_frame(holder_stack)};
+    std::pair<std::string, std::string> key{holder,
+                                            holder_stack.empty() ? "(no Python stack)" : leaf_frame(holder_stack)};
     if (!gil_.count(key) && gil_.size() >= kMaxKeys) key = {kOther, ""};
     Timed& t = gil_[key];
     t.ms += wait;
@@ -296,8 +305,12 @@ void Report::render_cpu(std::string& out) const {
   heading(out, fmt::format("CPU: top Python stacks by share of samples  [py_stack: {} samples, {} threads]", samples_,
                            cpu_threads_.size()));
   std::vector<std::vector<std::string>> rows;
-  for (const auto& [stack, c] : top(stacks_, [](const Counted& x) { return static_cast<double>(x.count); }, kTop)) {
-    auto main_thread = top(c.threads, [](std::uint64_t x) { return static_cast<double>(x); }, 1).front().first;
+  for (const auto& [stack, c] : top(
+           stacks_, [](const Counted& x) { return static_cast<double>(x.count); }, kTop)) {
+    auto main_thread = top(
+                           c.threads, [](std::uint64_t x) { return static_cast<double>(x); }, 1)
+                           .front()
+                           .first;
     if (c.threads.size() > 1) {
       std::string more = fmt::format(" +{}", c.threads.size() - 1);
       main_thread = cut(main_thread, 24 - more.size(), false) + more;
@@ -305,13 +318,18 @@ void Report::render_cpu(std::string& out) const {
     rows.push_back({pct(static_cast<double>(c.count), static_cast<double>(samples_)), count_text(c.count), main_thread,
                     short_stack(stack)});
   }
-  table(out, {{"share", 6, true}, {"samples", 8, true}, {"thread", 24}, {"stack (root;...;leaf; files by base name)", 0, false, true}},
+  table(out,
+        {{"share", 6, true},
+         {"samples", 8, true},
+         {"thread", 24},
+         {"stack (root;...;leaf; files by base name)", 0, false, true}},
         rows);
   if (stacks_capped_) out += fmt::format("  (more than {} distinct stacks: the rest counted as one)\n", kMaxKeys);
 
   heading(out, "CPU: top functions  [self: on top of the stack; total: anywhere in it]");
   rows.clear();
-  for (const auto& [fn, n] : top(self_, [](std::uint64_t x) { return static_cast<double>(x); }, kTop)) {
+  for (const auto& [fn, n] : top(
+           self_, [](std::uint64_t x) { return static_cast<double>(x); }, kTop)) {
     auto t = total_.find(fn);
     rows.push_back({pct(static_cast<double>(n), static_cast<double>(samples_)),
                     pct(t == total_.end() ? 0 : static_cast<double>(t->second), static_cast<double>(samples_)),
@@ -320,7 +338,8 @@ void Report::render_cpu(std::string& out) const {
   table(out, {{"self", 6, true}, {"total", 6, true}, {"samples", 8, true}, {"function (file)", 0, false, true}}, rows);
 
   std::vector<std::string> threads;
-  for (const auto& [name, n] : top(cpu_threads_, [](std::uint64_t x) { return static_cast<double>(x); }, 12))
+  for (const auto& [name, n] : top(
+           cpu_threads_, [](std::uint64_t x) { return static_cast<double>(x); }, 12))
     threads.push_back(name + " " + pct(static_cast<double>(n), static_cast<double>(samples_)));
   if (cpu_threads_.size() > 12) threads.push_back(fmt::format("+{} more", cpu_threads_.size() - 12));
   wrapped(out, "  threads:", threads);
@@ -333,7 +352,8 @@ void Report::render_gil(std::string& out) const {
                      ms(gil_waits_.percentile(0.5)), ms(gil_waits_.percentile(0.99)), ms(gil_waits_.max()));
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> waiters;
-  for (const auto& [key, t] : top(gil_, [](const Timed& x) { return x.ms; }, kTop)) {
+  for (const auto& [key, t] : top(
+           gil_, [](const Timed& x) { return x.ms; }, kTop)) {
     rows.push_back({ms(t.ms), count_text(t.count), key.first, short_frame(key.second)});
     waiters.push_back("waiting (ms): " + thread_list(t.threads, true));
   }
@@ -347,13 +367,17 @@ void Report::render_gc(std::string& out) const {
                            ms(gc_all_.total())));
   std::vector<std::vector<std::string>> rows;
   auto row = [&](const std::string& name, const Distribution& d) {
-    rows.push_back({name, count_text(d.count()), ms(d.total()), ms(d.percentile(0.5)), ms(d.percentile(0.99)),
-                    ms(d.max())});
+    rows.push_back(
+        {name, count_text(d.count()), ms(d.total()), ms(d.percentile(0.5)), ms(d.percentile(0.99)), ms(d.max())});
   };
   for (const auto& [gen, d] : gc_) row(gen < 0 ? "?" : std::to_string(gen), d);
   if (gc_.size() > 1) row("all", gc_all_);
   table(out,
-        {{"gen", 4, true}, {"count", 8, true}, {"total ms", 11, true}, {"p50 ms", 9, true}, {"p99 ms", 9, true},
+        {{"gen", 4, true},
+         {"count", 8, true},
+         {"total ms", 11, true},
+         {"p50 ms", 9, true},
+         {"p99 ms", 9, true},
          {"max ms", 9, true}},
         rows);
 }
@@ -363,13 +387,19 @@ void Report::render_off_cpu(std::string& out) const {
   heading(out, fmt::format("Off-CPU: top reasons by time  [off_cpu: {} switches, {} ms off CPU, {} ms in run queue]",
                            off_cpu_count_, ms(off_cpu_ms_), ms(runq_ms_)));
   std::vector<std::vector<std::string>> rows;
-  for (const auto& [key, t] : top(off_cpu_, [](const Timed& x) { return x.ms; }, kTop)) {
-    rows.push_back({ms(t.ms), count_text(t.count), ms(t.max_ms), key.state, key.kernel, key.thread,
-                    short_frame(key.python)});
+  for (const auto& [key, t] : top(
+           off_cpu_, [](const Timed& x) { return x.ms; }, kTop)) {
+    rows.push_back(
+        {ms(t.ms), count_text(t.count), ms(t.max_ms), key.state, key.kernel, key.thread, short_frame(key.python)});
   }
   table(out,
-        {{"total ms", 10, true}, {"count", 7, true}, {"max ms", 9, true}, {"st", 2}, {"kernel wait", 14},
-         {"thread", 22}, {"python (leaf)", 0, false, true}},
+        {{"total ms", 10, true},
+         {"count", 7, true},
+         {"max ms", 9, true},
+         {"st", 2},
+         {"kernel wait", 14},
+         {"thread", 22},
+         {"python (leaf)", 0, false, true}},
         rows);
 }
 
@@ -377,7 +407,8 @@ void Report::render_tcp(std::string& out) const {
   if (!connect_.empty()) {
     std::uint64_t n = 0;
     for (const auto& [o, d] : connect_) n += d.count();
-    heading(out, fmt::format("TCP connect latency (SYN to established, or to the failure)  [tcp_connect: {} connects]", n));
+    heading(out,
+            fmt::format("TCP connect latency (SYN to established, or to the failure)  [tcp_connect: {} connects]", n));
     std::vector<std::vector<std::string>> rows;
     for (const auto& [outcome, d] : connect_)
       rows.push_back({outcome, count_text(d.count()), ms(d.percentile(0.5)), ms(d.percentile(0.99)), ms(d.max())});
@@ -389,7 +420,8 @@ void Report::render_tcp(std::string& out) const {
                              per_metric_.count("tcp_accept") ? per_metric_.at("tcp_accept") : 0, accept_queue_full_));
     std::vector<std::vector<std::string>> rows;
     auto row = [&](const char* what, const Distribution& d) {
-      if (d.count()) rows.push_back({what, count_text(d.count()), ms(d.percentile(0.5)), ms(d.percentile(0.99)), ms(d.max())});
+      if (d.count())
+        rows.push_back({what, count_text(d.count()), ms(d.percentile(0.5)), ms(d.percentile(0.99)), ms(d.max())});
     };
     row("accept-queue dwell", accept_dwell_);
     row("handshake rtt", accept_rtt_);
@@ -400,10 +432,12 @@ void Report::render_tcp(std::string& out) const {
     for (const auto& [k, v] : loss_events_) n += v;
     heading(out, fmt::format("TCP loss  [tcp_loss: {} events]", n));
     std::vector<std::string> kinds, peers;
-    for (const auto& [k, v] : top(loss_events_, [](std::uint64_t x) { return static_cast<double>(x); }, 20))
+    for (const auto& [k, v] : top(
+             loss_events_, [](std::uint64_t x) { return static_cast<double>(x); }, 20))
       kinds.push_back(fmt::format("{} {}", k, v));
     wrapped(out, "  by event:", kinds);
-    for (const auto& [k, v] : top(loss_peers_, [](std::uint64_t x) { return static_cast<double>(x); }, 5))
+    for (const auto& [k, v] : top(
+             loss_peers_, [](std::uint64_t x) { return static_cast<double>(x); }, 5))
       peers.push_back(fmt::format("{} {}", k, v));
     wrapped(out, "  top peers:", peers);
   }
@@ -411,8 +445,8 @@ void Report::render_tcp(std::string& out) const {
 
 void Report::render_handoff(std::string& out) const {
   if (handoff_.count() == 0 && rq_summaries_ == 0) return;
-  heading(out, fmt::format("Request handoff (queued to picked up by a worker)  [handoff: {} requests]",
-                           handoff_.count()));
+  heading(out,
+          fmt::format("Request handoff (queued to picked up by a worker)  [handoff: {} requests]", handoff_.count()));
   if (rq_summaries_ > 0) {
     wrapped(out, "  request_queue:",
             {fmt::format("{} summaries", rq_summaries_), fmt::format("{} picked up", rq_picked_up_),
@@ -428,7 +462,9 @@ void Report::render_handoff(std::string& out) const {
   std::map<std::string, double> by_count;
   for (const auto& [w, d] : handoff_by_worker_) by_count[w] = static_cast<double>(d.count());
   if (handoff_by_worker_.size() > 1) {
-    for (const auto& [w, c] : top(by_count, [](double x) { return x; }, 5)) row(w, handoff_by_worker_.at(w));
+    for (const auto& [w, c] : top(
+             by_count, [](double x) { return x; }, 5))
+      row(w, handoff_by_worker_.at(w));
   }
   table(out, {{"worker", 24}, {"count", 8, true}, {"p50 ms", 9, true}, {"p99 ms", 9, true}, {"max ms", 9, true}}, rows);
 }
@@ -445,7 +481,8 @@ void Report::render_host_net(std::string& out) const {
     return;
   }
   std::vector<std::vector<std::string>> rows;
-  for (const auto& [w, n] : top(warnings_, [](std::uint64_t x) { return static_cast<double>(x); }, kTop))
+  for (const auto& [w, n] : top(
+           warnings_, [](std::uint64_t x) { return static_cast<double>(x); }, kTop))
     rows.push_back({count_text(n), w});
   table(out, {{"times", 6, true}, {"warning", 0}}, rows);
 }

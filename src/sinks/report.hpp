@@ -78,9 +78,9 @@ class Report {
   std::map<std::string, std::uint64_t> per_metric_;
 
   // py_stack
-  std::map<std::string, Counted> stacks_;          // stack -> samples, by thread
-  std::map<std::string, std::uint64_t> self_;       // "func (file)" -> samples on top
-  std::map<std::string, std::uint64_t> total_;      // "func (file)" -> samples anywhere
+  std::map<std::string, Counted> stacks_;       // stack -> samples, by thread
+  std::map<std::string, std::uint64_t> self_;   // "func (file)" -> samples on top
+  std::map<std::string, std::uint64_t> total_;  // "func (file)" -> samples anywhere
   std::map<std::string, std::uint64_t> cpu_threads_;
   std::uint64_t samples_ = 0;
   bool stacks_capped_ = false;

@@ -11,13 +11,15 @@ using T = ColumnType;
 
 // Fields every thread-level event starts with (trackers/event_fields.hpp).
 std::vector<Column> thread_columns() {
-  return {{"env", T::Symbol},          {"ts", T::Time},           {"ts_us", T::Int64},
-          {"pid", T::UInt32},          {"tid", T::UInt32},        {"container_pid", T::UInt32},
-          {"container_tid", T::UInt32}, {"comm", T::Symbol},       {"thread_name", T::Symbol}};
+  return {{"env", T::Symbol},           {"ts", T::Time},     {"ts_us", T::Int64},
+          {"pid", T::UInt32},           {"tid", T::UInt32},  {"container_pid", T::UInt32},
+          {"container_tid", T::UInt32}, {"comm", T::Symbol}, {"thread_name", T::Symbol}};
 }
 
 // Fields of host-level events (network trackers attribute a process where they can).
-std::vector<Column> host_columns() { return {{"env", T::Symbol}, {"ts", T::Time}, {"ts_us", T::Int64}}; }
+std::vector<Column> host_columns() {
+  return {{"env", T::Symbol}, {"ts", T::Time}, {"ts_us", T::Int64}};
+}
 
 std::vector<Column> concat(std::vector<Column> a, const std::vector<Column>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -125,10 +127,10 @@ std::vector<TableSchema> build() {
                                          {"rcv_wnd", T::UInt32, true},
                                          {"packets_out", T::UInt32, true},
                                          {"retrans_out", T::UInt32, true},
-                                         {"segments", T::UInt32, true},      // retransmit
-                                         {"rst_reason", T::Symbol, true},    // send_rst
-                                         {"probes", T::UInt32, true},        // zero_window
-                                         {"prev_ca_state", T::Symbol, true}, // loss, recovery
+                                         {"segments", T::UInt32, true},       // retransmit
+                                         {"rst_reason", T::Symbol, true},     // send_rst
+                                         {"probes", T::UInt32, true},         // zero_window
+                                         {"prev_ca_state", T::Symbol, true},  // loss, recovery
                                          {"synack_attempt", T::UInt32, true},
                                          {"owner_known", T::Bool},
                                          {"netns", T::UInt32}})});
@@ -152,16 +154,20 @@ std::vector<TableSchema> build() {
                                        {"handoff_p99_ms", T::Float64},
                                        {"threads_used", T::UInt32}})});
   std::vector<Column> net;
-  for (const char* c : {"established_inbound", "established_outbound", "time_wait", "close_wait", "syn_sent",
-                        "syn_recv", "fin_wait", "last_ack", "closing", "listen", "sockets", "max_time_wait_one_dst",
-                        "ephemeral_ports"})
+  for (const char* c :
+       {"established_inbound", "established_outbound", "time_wait", "close_wait", "syn_sent", "syn_recv", "fin_wait",
+        "last_ack", "closing", "listen", "sockets", "max_time_wait_one_dst", "ephemeral_ports"})
     net.push_back({c, T::UInt32});
   // Interface and conntrack figures are -1 where the driver/kernel has none.
-  for (const char* c : {"delta_bw_in", "delta_bw_out", "delta_pps", "delta_conntrack", "delta_linklocal",
-                        "conntrack_available", "total_bw_in", "total_bw_out", "total_pps", "rx_bytes", "tx_bytes",
-                        "rx_packets", "tx_packets", "rx_errors", "tx_errors", "rx_dropped", "tx_dropped",
-                        "delta_rx_bytes", "delta_tx_bytes", "delta_rx_packets", "delta_tx_packets", "delta_rx_errors",
-                        "delta_tx_errors", "delta_rx_dropped", "delta_tx_dropped", "conntrack_count", "conntrack_max"})
+  for (const char* c : {"delta_bw_in",      "delta_bw_out",     "delta_pps",
+                        "delta_conntrack",  "delta_linklocal",  "conntrack_available",
+                        "total_bw_in",      "total_bw_out",     "total_pps",
+                        "rx_bytes",         "tx_bytes",         "rx_packets",
+                        "tx_packets",       "rx_errors",        "tx_errors",
+                        "rx_dropped",       "tx_dropped",       "delta_rx_bytes",
+                        "delta_tx_bytes",   "delta_rx_packets", "delta_tx_packets",
+                        "delta_rx_errors",  "delta_tx_errors",  "delta_rx_dropped",
+                        "delta_tx_dropped", "conntrack_count",  "conntrack_max"})
     net.push_back({c, T::Int64});
   t.push_back({"host_net_health", "ebpf_host_net_health",
                concat(concat(host_columns(), {{"netns", T::UInt64},

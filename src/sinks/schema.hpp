@@ -12,9 +12,9 @@ namespace pyebpf::sinks {
 // them to the column's type and keeps what does not fit in `extra`, so a field
 // a tracker adds or changes later never fails an insert.
 enum class ColumnType {
-  Time,         // ISO-8601 UTC string ("2026-11-29T16:14:43.529837Z")
-  String,       // free text (stacks, paths)
-  Symbol,       // short string with few distinct values (comm, outcome, state)
+  Time,    // ISO-8601 UTC string ("2026-11-29T16:14:43.529837Z")
+  String,  // free text (stacks, paths)
+  Symbol,  // short string with few distinct values (comm, outcome, state)
   UInt8,
   UInt16,
   UInt32,

@@ -16,7 +16,9 @@ SqliteSink::SqliteSink(const std::string& path, const RunInfo& run, std::size_t 
   start();
 }
 
-SqliteSink::~SqliteSink() { stop(); }
+SqliteSink::~SqliteSink() {
+  stop();
+}
 
 bool SqliteSink::commit_pending() {
   if (pending_.empty()) return true;
@@ -67,9 +69,10 @@ void SqliteSink::record_end(const RunEnd& end) {
 
 std::string SqliteSink::summary() const {
   Counts c = counts();
-  return fmt::format("sqlite: {} events written to {} (run {}) in {} transactions, {} dropped (queue full), {} not "
-                     "written at exit",
-                     c.delivered, store_->path(), run_id_, commits_.load(), c.dropped_full, c.dropped_at_exit);
+  return fmt::format(
+      "sqlite: {} events written to {} (run {}) in {} transactions, {} dropped (queue full), {} not "
+      "written at exit",
+      c.delivered, store_->path(), run_id_, commits_.load(), c.dropped_full, c.dropped_at_exit);
 }
 
 }  // namespace pyebpf::sinks

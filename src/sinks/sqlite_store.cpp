@@ -151,9 +151,10 @@ SqliteStore::SqliteStore(const std::string& path, Mode mode) : path_(path) {
     exec("PRAGMA journal_mode = WAL");
     exec("PRAGMA synchronous = NORMAL");
     exec("PRAGMA user_version = 1");
-    exec("CREATE TABLE IF NOT EXISTS pyebpf_runs (run_id INTEGER PRIMARY KEY, env TEXT, host TEXT, version TEXT, "
-         "command_line TEXT, pids JSON, started TEXT, started_us INTEGER, ended TEXT, ended_us INTEGER, "
-         "duration_s REAL, stop_reason TEXT, summary JSON)");
+    exec(
+        "CREATE TABLE IF NOT EXISTS pyebpf_runs (run_id INTEGER PRIMARY KEY, env TEXT, host TEXT, version TEXT, "
+        "command_line TEXT, pids JSON, started TEXT, started_us INTEGER, ended TEXT, ended_us INTEGER, "
+        "duration_s REAL, stop_reason TEXT, summary JSON)");
   } catch (const Error& e) {
     sqlite3_close(db_);
     db_ = nullptr;
@@ -179,13 +180,20 @@ void SqliteStore::exec(const std::string& sql) {
   }
 }
 
-void SqliteStore::begin() { exec("BEGIN IMMEDIATE"); }
-void SqliteStore::commit() { exec("COMMIT"); }
-void SqliteStore::rollback() noexcept { sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr); }
+void SqliteStore::begin() {
+  exec("BEGIN IMMEDIATE");
+}
+void SqliteStore::commit() {
+  exec("COMMIT");
+}
+void SqliteStore::rollback() noexcept {
+  sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
 
 long SqliteStore::begin_run(const RunInfo& info) {
-  Statement s(db_, "INSERT INTO pyebpf_runs (env, host, version, command_line, pids, started, started_us) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?)");
+  Statement s(db_,
+              "INSERT INTO pyebpf_runs (env, host, version, command_line, pids, started, started_us) "
+              "VALUES (?, ?, ?, ?, ?, ?, ?)");
   bind_copy(s.get(), 1, info.env);
   bind_copy(s.get(), 2, info.host);
   bind_copy(s.get(), 3, info.version);
@@ -198,8 +206,9 @@ long SqliteStore::begin_run(const RunInfo& info) {
 }
 
 void SqliteStore::end_run(long run_id, const RunEnd& end) {
-  Statement s(db_, "UPDATE pyebpf_runs SET ended = ?, ended_us = ?, duration_s = ?, stop_reason = ?, summary = ? "
-                   "WHERE run_id = ?");
+  Statement s(db_,
+              "UPDATE pyebpf_runs SET ended = ?, ended_us = ?, duration_s = ?, stop_reason = ?, summary = ? "
+              "WHERE run_id = ?");
   bind_copy(s.get(), 1, iso8601_utc(end.ended_us));
   sqlite3_bind_int64(s.get(), 2, end.ended_us);
   sqlite3_bind_double(s.get(), 3, end.duration_s);
@@ -290,8 +299,9 @@ void SqliteStore::insert(long run_id, const Event& event) {
 
 std::vector<SqliteStore::StoredRun> SqliteStore::runs() {
   std::vector<StoredRun> out;
-  Statement s(db_, "SELECT run_id, env, host, version, command_line, pids, started_us, ended_us, duration_s, "
-                   "stop_reason, summary FROM pyebpf_runs ORDER BY run_id");
+  Statement s(db_,
+              "SELECT run_id, env, host, version, command_line, pids, started_us, ended_us, duration_s, "
+              "stop_reason, summary FROM pyebpf_runs ORDER BY run_id");
   while (s.step()) {
     StoredRun r;
     r.run_id = static_cast<long>(sqlite3_column_int64(s.get(), 0));
@@ -324,8 +334,9 @@ std::vector<SqliteStore::StoredRun> SqliteStore::runs() {
 void SqliteStore::for_each_event(long run_id, const std::function<void(const Event&)>& fn) {
   std::vector<std::string> tables;
   {
-    Statement s(db_, "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'ebpf\\_%' ESCAPE '\\' "
-                     "ORDER BY name");
+    Statement s(db_,
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'ebpf\\_%' ESCAPE '\\' "
+                "ORDER BY name");
     while (s.step()) tables.push_back(s.text(0));
   }
   for (const auto& table : tables) {

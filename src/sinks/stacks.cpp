@@ -17,10 +17,17 @@ std::string strip_offset(std::string frame) {
 }
 
 bool scheduler_frame(const std::string& f) {
-  static const std::set<std::string> names = {
-      "schedule",         "__schedule",          "schedule_timeout",        "schedule_hrtimeout_range",
-      "io_schedule",      "finish_task_switch",  "finish_task_switch.isra.0", "schedule_hrtimeout_range_clock",
-      "preempt_schedule", "preempt_schedule_common", "schedule_preempt_disabled"};
+  static const std::set<std::string> names = {"schedule",
+                                              "__schedule",
+                                              "schedule_timeout",
+                                              "schedule_hrtimeout_range",
+                                              "io_schedule",
+                                              "finish_task_switch",
+                                              "finish_task_switch.isra.0",
+                                              "schedule_hrtimeout_range_clock",
+                                              "preempt_schedule",
+                                              "preempt_schedule_common",
+                                              "schedule_preempt_disabled"};
   return names.count(f) > 0;
 }
 
@@ -49,9 +56,8 @@ std::optional<PyFrame> parse_py_frame(const std::string& frame) {
   auto colon = frame.rfind(':');
   if (paren == std::string::npos || colon == std::string::npos || colon < paren) return std::nullopt;
   std::string digits = frame.substr(colon + 1, frame.size() - colon - 2);
-  if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) {
-        return c >= '0' && c <= '9';
-      }))
+  if (digits.empty() || digits.size() > 9 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return std::nullopt;
   return PyFrame{frame.substr(0, paren), frame.substr(paren + 2, colon - paren - 2), std::stol(digits)};
 }

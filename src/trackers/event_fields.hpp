@@ -21,8 +21,8 @@ sinks::Event thread_event(std::string_view metric, TrackerContext& ctx, const py
 std::string comm_text(const char (&comm)[PYEBPF_COMM_LEN]);
 
 // "ts" and "ts_us" for a BPF timestamp.
-void add_time(sinks::Event& event, const WallClock& clock, std::uint64_t monotonic_ns,
-              const char* iso_key = "ts", const char* us_key = "ts_us");
+void add_time(sinks::Event& event, const WallClock& clock, std::uint64_t monotonic_ns, const char* iso_key = "ts",
+              const char* us_key = "ts_us");
 
 // The threading name of (pid, thread ident, tid in the target's pid
 // namespace), if the target is a Python process that named that thread.

@@ -20,7 +20,9 @@
 namespace pyebpf::trackers {
 namespace {
 
-std::string hex(std::uint64_t v) { return fmt::format("{:#x}", v); }
+std::string hex(std::uint64_t v) {
+  return fmt::format("{:#x}", v);
+}
 
 std::string who(const python::PythonProcess& python) {
   return fmt::format("pid {} (CPython {}, {})", python.pid(), python.interpreter().version.str(),
@@ -93,8 +95,9 @@ GcHookPlan plan_gc_hooks(const python::ElfFile& elf, const python::PyVersion& ve
       break;
     case GcHookChoice::Auto:
       plan.missing = "the interpreter has " + no_usdt + " and " + no_symbol + ", so its collections cannot be seen";
-      plan.hint = "profile a CPython built with --with-dtrace (Debian/Ubuntu packages are) or with an unstripped "
-                  "interpreter binary/libpython";
+      plan.hint =
+          "profile a CPython built with --with-dtrace (Debian/Ubuntu packages are) or with an unstripped "
+          "interpreter binary/libpython";
       break;
   }
   return plan;
@@ -148,7 +151,9 @@ pyebpf_gc_proc gc_proc_config(const python::PythonProcess& python) {
   return cfg;
 }
 
-void GcTracker::SkelDeleter::operator()(gc_bpf* skel) const noexcept { gc_bpf__destroy(skel); }
+void GcTracker::SkelDeleter::operator()(gc_bpf* skel) const noexcept {
+  gc_bpf__destroy(skel);
+}
 
 GcTracker::GcTracker() = default;
 GcTracker::~GcTracker() = default;
@@ -214,7 +219,8 @@ void GcTracker::start(TrackerContext& ctx) {
     spdlog::info("gc: {}: {}", p.who, p.plan.description);
   }
   traced_ = planned.size();
-  events_.emplace(skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gc");
+  events_.emplace(
+      skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gc");
 }
 
 void GcTracker::attach(pid_t pid, const std::string& binary, const GcHookPlan& plan) {

@@ -26,9 +26,13 @@ namespace {
 
 constexpr const char* kCondWait = "pthread_cond_timedwait";
 
-std::string hex(std::uint64_t v) { return fmt::format("{:#x}", v); }
+std::string hex(std::uint64_t v) {
+  return fmt::format("{:#x}", v);
+}
 
-std::string basename(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+std::string basename(const std::string& path) {
+  return path.substr(path.find_last_of('/') + 1);
+}
 
 std::uint16_t gil_field(const python::OffsetsRow& row, std::string_view name, unsigned size) {
   std::uint32_t off = row.require(name);
@@ -161,8 +165,8 @@ GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const 
   std::string why_not_cond_wait;
   if (requested == "auto" || requested == "cond_wait") {
     if (auto plan = plan_cond_wait(pid, python)) {
-      plan->why = requested == "auto" ? "cheapest hook: probes fire only while the GIL is contended"
-                                      : "--gil-hook cond_wait";
+      plan->why =
+          requested == "auto" ? "cheapest hook: probes fire only while the GIL is contended" : "--gil-hook cond_wait";
       return *plan;
     }
     why_not_cond_wait = std::string("no ") + kCondWait + " found that " + interp.file_name() + " calls";
@@ -190,9 +194,13 @@ GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const 
   return plan;
 }
 
-double ns_to_ms(std::uint64_t ns) { return static_cast<double>((ns + 500) / 1000) / 1000.0; }
+double ns_to_ms(std::uint64_t ns) {
+  return static_cast<double>((ns + 500) / 1000) / 1000.0;
+}
 
-void GilTracker::SkelDeleter::operator()(gil_bpf* skel) const noexcept { gil_bpf__destroy(skel); }
+void GilTracker::SkelDeleter::operator()(gil_bpf* skel) const noexcept {
+  gil_bpf__destroy(skel);
+}
 
 GilTracker::GilTracker() = default;
 GilTracker::~GilTracker() = default;
@@ -246,7 +254,8 @@ void GilTracker::start(TrackerContext& ctx) {
   scan_threads();
   for (const auto& [pid, plan] : plans) attach_process(pid, plan);
 
-  events_.emplace(skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gil");
+  events_.emplace(
+      skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gil");
   spdlog::info("gil: reporting waits >= {} ms; Python stacks {}", o.gil_min_wait_ms,
                o.gil_py_enable ? fmt::format("for waits >= {} ms", o.gil_py_min_ms) : std::string("disabled"));
 }
@@ -272,9 +281,10 @@ void GilTracker::attach_process(pid_t pid, const GilHookPlan& plan) {
     spdlog::info("gil: pid {}: hook take_gil: uprobe+uretprobe on {} in {} ({})", pid, where, plan.shown_binary,
                  plan.why);
   else
-    spdlog::info("gil: pid {}: hook cond_wait: uprobe+uretprobe on {} in {}, kept when waiting on the GIL's "
-                 "condition variable ({})",
-                 pid, where, plan.shown_binary, plan.why);
+    spdlog::info(
+        "gil: pid {}: hook cond_wait: uprobe+uretprobe on {} in {}, kept when waiting on the GIL's "
+        "condition variable ({})",
+        pid, where, plan.shown_binary, plan.why);
 }
 
 void GilTracker::scan_threads() {
@@ -289,7 +299,9 @@ void GilTracker::scan_threads() {
   if (n < 0) throw Error(errno_text("gil: read task iterator", errno));
 }
 
-std::vector<int> GilTracker::wait_fds() const { return events_->wait_fds(); }
+std::vector<int> GilTracker::wait_fds() const {
+  return events_->wait_fds();
+}
 
 // An exited target's pid may be reused by an unrelated process: stop
 // following its threads.
@@ -303,7 +315,9 @@ void GilTracker::tick() {
   }
 }
 
-void GilTracker::consume() { events_->consume(); }
+void GilTracker::consume() {
+  events_->consume();
+}
 
 std::string GilTracker::holder_name(pid_t pid, std::uint64_t thread_id, std::uint32_t tid, std::uint32_t ns_tid) {
   if (auto name = python_thread_name(*ctx_, static_cast<std::uint32_t>(pid), thread_id, ns_tid)) return *name;

@@ -27,11 +27,11 @@ namespace pyebpf::trackers {
 // Where and how GIL waits of one process are measured (see bpf/gil.bpf.c).
 struct GilHookPlan {
   pyebpf_gil_hook hook = PYEBPF_GIL_HOOK_TAKE_GIL;
-  std::string binary;                    // file the uprobes go in, as pyebpf opens it
-  std::string shown_binary;              // the same file as the target sees it
+  std::string binary;                      // file the uprobes go in, as pyebpf opens it
+  std::string shown_binary;                // the same file as the target sees it
   std::vector<python::ElfSymbol> entries;  // functions probed (entry + return each)
-  std::vector<std::uint64_t> offsets;    // their file offsets
-  std::string why;                       // why this hook, for the info log
+  std::vector<std::uint64_t> offsets;      // their file offsets
+  std::string why;                         // why this hook, for the info log
 };
 
 // take_gil and its whole-function compiler clones (take_gil.constprop.0...):

@@ -53,7 +53,9 @@ const char* via_name(std::uint8_t via) {
 
 }  // namespace
 
-void HandoffTracker::SkelDeleter::operator()(handoff_bpf* skel) const noexcept { handoff_bpf__destroy(skel); }
+void HandoffTracker::SkelDeleter::operator()(handoff_bpf* skel) const noexcept {
+  handoff_bpf__destroy(skel);
+}
 
 HandoffTracker::HandoffTracker() = default;
 HandoffTracker::~HandoffTracker() = default;
@@ -86,7 +88,8 @@ void HandoffTracker::start(TrackerContext& ctx) {
     }
     links_.push_back(std::move(link));
   }
-  events_.emplace(skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "handoff");
+  events_.emplace(
+      skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "handoff");
 
   interval_start_ns_ = monotonic_ns();
   for (const auto& t : ctx.targets.all()) {
@@ -96,15 +99,20 @@ void HandoffTracker::start(TrackerContext& ctx) {
     p.container_pid = container_pid_of(t.pid);
     procs_[pid] = p;
   }
-  spdlog::info("handoff: {}/sys_enter + {}/sys_exit (accept4/accept, epoll_ctl DEL -> recvfrom/recvmsg/read/readv by "
-               "another thread; close cancels), min {} ms, request_queue every {} s{}",
-               kind, kind, ctx.options.handoff_min_ms, ctx.options.rq_interval_s,
-               ctx.options.disable_request_queue ? " (disabled)" : "");
+  spdlog::info(
+      "handoff: {}/sys_enter + {}/sys_exit (accept4/accept, epoll_ctl DEL -> recvfrom/recvmsg/read/readv by "
+      "another thread; close cancels), min {} ms, request_queue every {} s{}",
+      kind, kind, ctx.options.handoff_min_ms, ctx.options.rq_interval_s,
+      ctx.options.disable_request_queue ? " (disabled)" : "");
 }
 
-std::vector<int> HandoffTracker::wait_fds() const { return events_->wait_fds(); }
+std::vector<int> HandoffTracker::wait_fds() const {
+  return events_->wait_fds();
+}
 
-void HandoffTracker::consume() { events_->consume(); }
+void HandoffTracker::consume() {
+  events_->consume();
+}
 
 void HandoffTracker::handle(const void* data, std::size_t size) {
   if (size < sizeof(pyebpf_handoff_event)) {
@@ -207,8 +215,9 @@ void HandoffTracker::emit_request_queue(std::uint32_t pid, PerProcess& p, const 
   e["interval_s"] = round_ms(static_cast<double>(now_ns - interval_start_ns_) / 1e9);
   e["queued_now"] = now_backlog.count;
   e["queued_max"] = std::max(p.queued_max, now_backlog.count);
-  e["oldest_queued_ms"] =
-      now_backlog.oldest_ns && now_ns > now_backlog.oldest_ns ? round_ms(static_cast<double>(now_ns - now_backlog.oldest_ns) / 1e6) : 0.0;
+  e["oldest_queued_ms"] = now_backlog.oldest_ns && now_ns > now_backlog.oldest_ns
+                              ? round_ms(static_cast<double>(now_ns - now_backlog.oldest_ns) / 1e6)
+                              : 0.0;
   e["queued"] = d.queued;
   e["picked_up"] = d.picked;
   e["cancelled"] = d.cancelled;

@@ -38,8 +38,8 @@ class HandoffTracker : public Tracker {
     std::uint64_t oldest_ns = 0;  // queue time of the oldest entry, 0 if none
   };
   struct PerProcess {
-    HandoffTotals last;                  // cumulative counters at the last summary
-    std::uint64_t queued_max = 0;        // max of the per-second backlog samples this interval
+    HandoffTotals last;            // cumulative counters at the last summary
+    std::uint64_t queued_max = 0;  // max of the per-second backlog samples this interval
     std::uint32_t container_pid = 0;
   };
 

@@ -96,7 +96,9 @@ std::map<std::string, std::vector<FoundProcess>> scan_processes(const std::vecto
   return out;
 }
 
-std::int64_t as_signed(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+std::int64_t as_signed(std::uint64_t v) {
+  return static_cast<std::int64_t>(v);
+}
 
 }  // namespace
 
@@ -109,9 +111,8 @@ void HostNetHealthTracker::start(TrackerContext& ctx) {
   ctx_ = &ctx;
   const auto& o = ctx.options;
   procs_ = split_names(o.hnh_procs);
-  thresholds_ = {o.hnh_warn_close_wait,    o.hnh_warn_time_wait_one_dst, o.hnh_warn_port_util_pct,
-                 o.hnh_warn_syn_sent,      o.hnh_warn_syn_recv,          o.hnh_warn_fd_util_pct,
-                 o.hnh_warn_conntrack_pct};
+  thresholds_ = {o.hnh_warn_close_wait, o.hnh_warn_time_wait_one_dst, o.hnh_warn_port_util_pct, o.hnh_warn_syn_sent,
+                 o.hnh_warn_syn_recv,   o.hnh_warn_fd_util_pct,       o.hnh_warn_conntrack_pct};
 
   auto open_ns = [](const std::string& path) {
     Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));

@@ -87,7 +87,9 @@ ConnectionSummary summarize_connections(const std::vector<net::TcpSocket>& socke
   return c;
 }
 
-double round2(double pct) { return std::round(pct * 100.0) / 100.0; }
+double round2(double pct) {
+  return std::round(pct * 100.0) / 100.0;
+}
 
 std::string format_pct(double pct) {
   // Python's str() of a float, as the original tool printed: "60.0", "0.09"
@@ -119,7 +121,9 @@ EnaCounters ena_counters(const std::map<std::string, std::uint64_t>& stats) {
 }
 
 EnaCounters ena_deltas(const EnaCounters& now, const EnaCounters& before) {
-  auto d = [](std::int64_t a, std::int64_t b) -> std::int64_t { return a < 0 || b < 0 ? -1 : std::max<std::int64_t>(a - b, 0); };
+  auto d = [](std::int64_t a, std::int64_t b) -> std::int64_t {
+    return a < 0 || b < 0 ? -1 : std::max<std::int64_t>(a - b, 0);
+  };
   EnaCounters out;
   out.available = now.available && before.available;
   out.bw_in = d(now.bw_in, before.bw_in);
@@ -159,7 +163,8 @@ std::vector<std::string> warnings(const Figures& f, const Thresholds& t) {
   const auto& c = f.conns;
   if (c.close_wait > t.close_wait) w.push_back(fmt::format("close_wait={} (possible fd leak)", c.close_wait));
   if (c.max_time_wait_one_dst > t.time_wait_one_dst)
-    w.push_back(fmt::format("time_wait to {} = {} (port-exhaustion risk)", c.max_time_wait_dst, c.max_time_wait_one_dst));
+    w.push_back(
+        fmt::format("time_wait to {} = {} (port-exhaustion risk)", c.max_time_wait_dst, c.max_time_wait_one_dst));
   if (f.port_util_pct > t.port_util_pct)
     w.push_back(fmt::format("ephemeral port utilization {}% to single dst {}", format_pct(f.port_util_pct),
                             c.max_ephemeral_dst));

@@ -21,10 +21,10 @@ struct DstCount {
 };
 
 struct ConnectionSummary {
-  std::uint64_t established_inbound = 0;   // local port is a listening port
+  std::uint64_t established_inbound = 0;  // local port is a listening port
   std::uint64_t established_outbound = 0;
   std::uint64_t time_wait = 0, close_wait = 0, syn_sent = 0, syn_recv = 0;
-  std::uint64_t fin_wait = 0;              // FIN_WAIT1 + FIN_WAIT2
+  std::uint64_t fin_wait = 0;  // FIN_WAIT1 + FIN_WAIT2
   std::uint64_t last_ack = 0, closing = 0, listen = 0, total = 0;
   // Outbound TIME_WAIT sockets per destination ip:port, largest first (top N).
   std::vector<DstCount> time_wait_top;
@@ -92,7 +92,7 @@ struct Figures {
   ConnectionSummary conns;
   double port_util_pct = 0;
   std::vector<FdUsage> fds;
-  EnaCounters ena_delta;        // deltas this interval
+  EnaCounters ena_delta;  // deltas this interval
   std::int64_t conntrack_count = -1, conntrack_max = -1;
 };
 

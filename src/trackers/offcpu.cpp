@@ -27,7 +27,9 @@ namespace {
 constexpr const char* kTracepoints[] = {"sched_switch", "sched_wakeup", "sched_wakeup_new"};
 constexpr std::string_view kTruncated = "[truncated]";
 
-double ms(std::uint64_t ns) { return std::round(static_cast<double>(ns) / 1e3) / 1e3; }
+double ms(std::uint64_t ns) {
+  return std::round(static_cast<double>(ns) / 1e3) / 1e3;
+}
 
 template <typename Key, typename Fn>
 void for_each_key(int map_fd, Fn&& fn) {
@@ -53,7 +55,9 @@ void delete_keys(int map_fd, Pred&& pred) {
 
 }  // namespace
 
-void OffCpuTracker::SkelDeleter::operator()(offcpu_bpf* skel) const noexcept { offcpu_bpf__destroy(skel); }
+void OffCpuTracker::SkelDeleter::operator()(offcpu_bpf* skel) const noexcept {
+  offcpu_bpf__destroy(skel);
+}
 
 OffCpuTracker::OffCpuTracker() : scratch_(std::make_unique<pyebpf_offcpu_event>()) {}
 OffCpuTracker::~OffCpuTracker() = default;
@@ -75,8 +79,7 @@ OffCpuTracker::Skeleton OffCpuTracker::open_and_load(const Hooks& hooks) const {
   skel->rodata->targ_py_enable = o.offcpu_py_enable;
   skel->rodata->targ_max_depth = std::clamp(o.offcpu_max_stack_depth, 1u, unsigned{PYEBPF_OFFCPU_MAX_NATIVE});
   skel->rodata->targ_aggregate = o.offcpu_aggregate_s > 0;
-  skel->rodata->targ_capture =
-      hooks.at_resume ? PYEBPF_OFFCPU_CAPTURE_AT_RESUME : PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT;
+  skel->rodata->targ_capture = hooks.at_resume ? PYEBPF_OFFCPU_CAPTURE_AT_RESUME : PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT;
   if (hooks.at_resume) bpf_map__set_max_entries(skel->maps.stashed, 1);
   if (o.offcpu_aggregate_s > 0) {
     bpf_map__set_max_entries(skel->maps.events, 64 * 1024);  // unused: nothing is sent per event
@@ -125,8 +128,9 @@ void OffCpuTracker::start(TrackerContext& ctx) {
   bool has_exit_tp = bpf::kernel_has_btf_tracepoint("sched_exit_tp");
   hooks.at_resume = o.offcpu_capture == "resume" || (o.offcpu_capture == "auto" && has_exit_tp);
   if (o.offcpu_capture == "auto" && !has_exit_tp)
-    spdlog::info("offcpu: no sched_exit_tp tracepoint in this kernel (Linux < 6.16): stacks are taken at every "
-                 "switch-out of a target thread, which costs more per sleep");
+    spdlog::info(
+        "offcpu: no sched_exit_tp tracepoint in this kernel (Linux < 6.16): stacks are taken at every "
+        "switch-out of a target thread, which costs more per sleep");
   try {
     skel_ = open_and_load(hooks);
     attach(hooks);
@@ -149,17 +153,19 @@ void OffCpuTracker::start(TrackerContext& ctx) {
     agg_timer_ = make_timer(from_seconds(o.offcpu_aggregate_s), from_seconds(o.offcpu_aggregate_s));
     interval_start_ns_ = monotonic_ns();
   } else {
-    events_.emplace(skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "offcpu",
-                    std::chrono::milliseconds(PYEBPF_OFFCPU_POLL_MS));
+    events_.emplace(
+        skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "offcpu",
+        std::chrono::milliseconds(PYEBPF_OFFCPU_POLL_MS));
   }
-  spdlog::info("offcpu: hooks {}; stacks taken {}; {}; sleeps >= {} ms; Python stacks {}; kernel/user stacks up to {} "
-               "frames",
-               hooks_, at_resume_ ? "when a reported sleep resumes" : "at every switch-out",
-               o.offcpu_aggregate_s > 0 ? fmt::format("aggregated in BPF, emitted every {} s", o.offcpu_aggregate_s)
-                                        : std::string("one event per sleep"),
-               o.offcpu_min_total_ms,
-               o.offcpu_py_enable ? fmt::format("on (sleeps >= {} ms)", o.offcpu_py_min_ms) : std::string("off"),
-               skel_->rodata->targ_max_depth);
+  spdlog::info(
+      "offcpu: hooks {}; stacks taken {}; {}; sleeps >= {} ms; Python stacks {}; kernel/user stacks up to {} "
+      "frames",
+      hooks_, at_resume_ ? "when a reported sleep resumes" : "at every switch-out",
+      o.offcpu_aggregate_s > 0 ? fmt::format("aggregated in BPF, emitted every {} s", o.offcpu_aggregate_s)
+                               : std::string("one event per sleep"),
+      o.offcpu_min_total_ms,
+      o.offcpu_py_enable ? fmt::format("on (sleeps >= {} ms)", o.offcpu_py_min_ms) : std::string("off"),
+      skel_->rodata->targ_max_depth);
 }
 
 std::vector<int> OffCpuTracker::wait_fds() const {
@@ -198,7 +204,9 @@ void OffCpuTracker::add_stacks(sinks::Event& e, std::uint32_t pid, const pyebpf_
                                std::size_t py_bytes) {
   const native::Kallsyms& ksyms = kallsyms();
   auto kernel_name = [&](std::uint64_t addr, bool ret) { return ksyms.name(ret ? addr - 1 : addr); };
-  e["kernel_stack"] = kstack ? root_first_stack(*kstack, ctx_->options.offcpu_max_stack_depth, kernel_name, is_tracing_frame) : std::vector<std::string>{};
+  e["kernel_stack"] =
+      kstack ? root_first_stack(*kstack, ctx_->options.offcpu_max_stack_depth, kernel_name, is_tracing_frame)
+             : std::vector<std::string>{};
   e["user_stack"] = ustack ? user_stack(pid, *ustack) : std::vector<std::string>{};
   std::string text;
   int depth = 0;
@@ -288,7 +296,8 @@ void OffCpuTracker::flush_aggregates() {
     }
     sinks::Event& into = records[it->second];
     into["count"] = into["count"].get<std::uint64_t>() + v.count;
-    into["off_cpu_ms"] = ms(static_cast<std::uint64_t>(std::llround(into["off_cpu_ms"].get<double>() * 1e6)) + v.off_ns);
+    into["off_cpu_ms"] =
+        ms(static_cast<std::uint64_t>(std::llround(into["off_cpu_ms"].get<double>() * 1e6)) + v.off_ns);
     into["runq_ms"] = ms(static_cast<std::uint64_t>(std::llround(into["runq_ms"].get<double>() * 1e6)) + v.runq_ns);
     into["max_off_cpu_ms"] = std::max(into["max_off_cpu_ms"].get<double>(), ms(v.max_off_ns));
   }
@@ -318,10 +327,10 @@ std::string OffCpuTracker::summary() const {
     if (bpf_program__fd(prog) >= 0 && bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0)
       skipped += info.recursion_misses;
   }
-  std::string out = fmt::format(
-      "offcpu: {} sleeps of target threads ({:.1f} s off CPU): {} at or above the threshold, {} below; ",
-      c[PYEBPF_OFFCPU_CNT_SLEEPS], static_cast<double>(c[PYEBPF_OFFCPU_CNT_OFF_NS]) / 1e9,
-      c[PYEBPF_OFFCPU_CNT_REPORTED], c[PYEBPF_CNT_FILTERED]);
+  std::string out =
+      fmt::format("offcpu: {} sleeps of target threads ({:.1f} s off CPU): {} at or above the threshold, {} below; ",
+                  c[PYEBPF_OFFCPU_CNT_SLEEPS], static_cast<double>(c[PYEBPF_OFFCPU_CNT_OFF_NS]) / 1e9,
+                  c[PYEBPF_OFFCPU_CNT_REPORTED], c[PYEBPF_CNT_FILTERED]);
   if (agg_timer_)
     out += fmt::format("{} aggregated into {} records", c[PYEBPF_OFFCPU_CNT_AGGREGATED], agg_records_);
   else
@@ -339,8 +348,8 @@ std::string OffCpuTracker::summary() const {
       "; {} wake-ups of threads never seen sleeping (asleep since before attach), {} switch-ins without a "
       "wake-up (run-queue time); {} without Python state, {} Python stacks partial, {} kernel / {} user stacks "
       "not taken",
-      c[PYEBPF_OFFCPU_CNT_NO_RECORD], c[PYEBPF_OFFCPU_CNT_NO_WAKEUP], c[PYEBPF_CNT_NO_TSTATE],
-      c[PYEBPF_CNT_READ_FAULT], c[PYEBPF_OFFCPU_CNT_KSTACK_FAIL], c[PYEBPF_OFFCPU_CNT_USTACK_FAIL]);
+      c[PYEBPF_OFFCPU_CNT_NO_RECORD], c[PYEBPF_OFFCPU_CNT_NO_WAKEUP], c[PYEBPF_CNT_NO_TSTATE], c[PYEBPF_CNT_READ_FAULT],
+      c[PYEBPF_OFFCPU_CNT_KSTACK_FAIL], c[PYEBPF_OFFCPU_CNT_USTACK_FAIL]);
   return out;
 }
 

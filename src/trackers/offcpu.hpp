@@ -64,7 +64,7 @@ class OffCpuTracker : public Tracker {
   std::string hooks_;
   bool at_resume_ = true;
   std::optional<bpf::RingBuffer> events_;
-  Fd agg_timer_;   // aggregated mode: end of an interval
+  Fd agg_timer_;  // aggregated mode: end of an interval
   std::uint64_t interval_start_ns_ = 0;
   native::Kallsyms kallsyms_;
   std::future<native::Kallsyms> kallsyms_loading_;

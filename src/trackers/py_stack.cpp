@@ -15,7 +15,9 @@
 
 namespace pyebpf::trackers {
 
-void PyStackTracker::SkelDeleter::operator()(py_stack_bpf* skel) const noexcept { py_stack_bpf__destroy(skel); }
+void PyStackTracker::SkelDeleter::operator()(py_stack_bpf* skel) const noexcept {
+  py_stack_bpf__destroy(skel);
+}
 
 PyStackTracker::PyStackTracker() = default;
 PyStackTracker::~PyStackTracker() = default;
@@ -29,15 +31,20 @@ void PyStackTracker::start(TrackerContext& ctx) {
   if (int err = py_stack_bpf__load(skel_.get()))
     throw Error(errno_text("py_stack: load BPF object", -err), "run with -vv to see the verifier log");
   sampler_.emplace(skel_->progs.sample_python_stack, ctx.options.pystack_frequency);
-  events_.emplace(skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "py_stack",
-                  std::chrono::milliseconds(PYEBPF_PY_STACK_POLL_MS));
-  spdlog::info("py_stack: sampling at {} Hz with {} on {} CPUs", ctx.options.pystack_frequency,
-               sampler_->event_name(), sampler_->cpus());
+  events_.emplace(
+      skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "py_stack",
+      std::chrono::milliseconds(PYEBPF_PY_STACK_POLL_MS));
+  spdlog::info("py_stack: sampling at {} Hz with {} on {} CPUs", ctx.options.pystack_frequency, sampler_->event_name(),
+               sampler_->cpus());
 }
 
-std::vector<int> PyStackTracker::wait_fds() const { return events_->wait_fds(); }
+std::vector<int> PyStackTracker::wait_fds() const {
+  return events_->wait_fds();
+}
 
-void PyStackTracker::consume() { events_->consume(); }
+void PyStackTracker::consume() {
+  events_->consume();
+}
 
 void PyStackTracker::handle(const void* data, std::size_t size) {
   if (size < PYEBPF_PY_STACK_EVENT_BYTES(0)) {

@@ -37,7 +37,8 @@ void TcpConnectTracker::handle(const pyebpf_tcp_connect_event& ev) {
 
 std::string TcpConnectTracker::summary() const {
   std::string by_outcome;
-  for (const auto& [outcome, n] : outcomes_) by_outcome += fmt::format("{}{} {}", by_outcome.empty() ? "" : ", ", n, outcome);
+  for (const auto& [outcome, n] : outcomes_)
+    by_outcome += fmt::format("{}{} {}", by_outcome.empty() ? "" : ", ", n, outcome);
   return fmt::format("tcp_connect: {} handshakes reported ({}), {} lost (ring buffer full)", emitted_,
                      by_outcome.empty() ? "none" : by_outcome, counter(PYEBPF_TCP_CNT_LOST_CONNECT));
 }

@@ -33,9 +33,9 @@ std::string family_name(std::uint16_t family) {
 }
 
 std::string state_name(int state) {
-  static const char* const names[] = {nullptr,      "ESTABLISHED", "SYN_SENT", "SYN_RECV",  "FIN_WAIT1",
-                                      "FIN_WAIT2",  "TIME_WAIT",   "CLOSE",    "CLOSE_WAIT", "LAST_ACK",
-                                      "LISTEN",     "CLOSING",     "NEW_SYN_RECV"};
+  static const char* const names[] = {nullptr,     "ESTABLISHED", "SYN_SENT",    "SYN_RECV",   "FIN_WAIT1",
+                                      "FIN_WAIT2", "TIME_WAIT",   "CLOSE",       "CLOSE_WAIT", "LAST_ACK",
+                                      "LISTEN",    "CLOSING",     "NEW_SYN_RECV"};
   if (state > 0 && state < static_cast<int>(std::size(names))) return names[state];
   return "STATE_" + std::to_string(state);
 }
@@ -48,14 +48,22 @@ std::string ca_state_name(int state) {
 
 std::string loss_event_name(int type) {
   switch (type) {
-    case PYEBPF_LOSS_RETRANSMIT: return "retransmit";
-    case PYEBPF_LOSS_SYNACK_RETRANSMIT: return "synack_retransmit";
-    case PYEBPF_LOSS_SEND_RST: return "send_rst";
-    case PYEBPF_LOSS_RECV_RST: return "recv_rst";
-    case PYEBPF_LOSS_ZERO_WINDOW: return "zero_window";
-    case PYEBPF_LOSS_LOSS: return "loss";
-    case PYEBPF_LOSS_RECOVERY: return "recovery";
-    default: return "type_" + std::to_string(type);
+    case PYEBPF_LOSS_RETRANSMIT:
+      return "retransmit";
+    case PYEBPF_LOSS_SYNACK_RETRANSMIT:
+      return "synack_retransmit";
+    case PYEBPF_LOSS_SEND_RST:
+      return "send_rst";
+    case PYEBPF_LOSS_RECV_RST:
+      return "recv_rst";
+    case PYEBPF_LOSS_ZERO_WINDOW:
+      return "zero_window";
+    case PYEBPF_LOSS_LOSS:
+      return "loss";
+    case PYEBPF_LOSS_RECOVERY:
+      return "recovery";
+    default:
+      return "type_" + std::to_string(type);
   }
 }
 
@@ -68,8 +76,10 @@ ConnectOutcome classify_connect(int new_state, int sk_err, std::uint16_t src_por
   if (new_state == kTcpEstablished) return {"success", std::nullopt};
   if (new_state != kTcpClose) return {"error", "STATE_" + std::to_string(new_state)};
   switch (sk_err) {
-    case ECONNREFUSED: return {"refused", errno_name(sk_err)};  // RST answered the SYN
-    case ETIMEDOUT: return {"timeout", errno_name(sk_err)};     // SYN retries exhausted
+    case ECONNREFUSED:
+      return {"refused", errno_name(sk_err)};  // RST answered the SYN
+    case ETIMEDOUT:
+      return {"timeout", errno_name(sk_err)};  // SYN retries exhausted
     case 0:
       // tcp_v4/v6_connect() set SYN_SENT before picking a local port; failing
       // there (in the connect() call itself) leaves no port and no sk_err: the
@@ -78,7 +88,8 @@ ConnectOutcome classify_connect(int new_state, int sk_err, std::uint16_t src_por
       // Closed (or disconnected) by the application before the handshake
       // finished: typically an application-level connect timeout.
       return {"aborted", std::nullopt};
-    default: return {"error", errno_name(sk_err)};  // EHOSTUNREACH, ENETUNREACH (ICMP), ...
+    default:
+      return {"error", errno_name(sk_err)};  // EHOSTUNREACH, ENETUNREACH (ICMP), ...
   }
 }
 

@@ -41,13 +41,24 @@ void TcpLossTracker::handle(const pyebpf_tcp_loss_event& ev) {
   e["retrans_out"] = cc(ev.retrans_out);
   if (ev.flags & PYEBPF_LOSS_HAVE_DETAIL) {
     switch (ev.type) {
-      case PYEBPF_LOSS_RETRANSMIT: e["segments"] = ev.detail; break;
-      case PYEBPF_LOSS_SEND_RST: e["rst_reason"] = session_->rst_reason_name(ev.detail); break;
-      case PYEBPF_LOSS_ZERO_WINDOW: e["probes"] = ev.detail; break;
+      case PYEBPF_LOSS_RETRANSMIT:
+        e["segments"] = ev.detail;
+        break;
+      case PYEBPF_LOSS_SEND_RST:
+        e["rst_reason"] = session_->rst_reason_name(ev.detail);
+        break;
+      case PYEBPF_LOSS_ZERO_WINDOW:
+        e["probes"] = ev.detail;
+        break;
       case PYEBPF_LOSS_LOSS:
-      case PYEBPF_LOSS_RECOVERY: e["prev_ca_state"] = tcp::ca_state_name(static_cast<int>(ev.detail)); break;
-      case PYEBPF_LOSS_SYNACK_RETRANSMIT: e["synack_attempt"] = ev.detail; break;
-      default: break;
+      case PYEBPF_LOSS_RECOVERY:
+        e["prev_ca_state"] = tcp::ca_state_name(static_cast<int>(ev.detail));
+        break;
+      case PYEBPF_LOSS_SYNACK_RETRANSMIT:
+        e["synack_attempt"] = ev.detail;
+        break;
+      default:
+        break;
     }
   }
   // false: no target thread owns the socket (--net-scope host); pid/tid are 0.
@@ -92,12 +103,14 @@ std::string TcpLossTracker::summary() const {
   std::string out = fmt::format("tcp_loss: {} events ({})", total, kinds.empty() ? "none" : kinds);
   out += fmt::format(", {} suppressed by --loss-rate-limit{}", total_suppressed,
                      suppressed.empty() ? "" : " (" + suppressed + ")");
-  if (c[PYEBPF_TCP_CNT_LOSS_FILTERED]) out += fmt::format(", {} not matching --loss-filter-ip", c[PYEBPF_TCP_CNT_LOSS_FILTERED]);
+  if (c[PYEBPF_TCP_CNT_LOSS_FILTERED])
+    out += fmt::format(", {} not matching --loss-filter-ip", c[PYEBPF_TCP_CNT_LOSS_FILTERED]);
   if (unowned_) out += fmt::format(", {} on sockets with no known owner", unowned_);
   if (c[PYEBPF_TCP_CNT_RETRANS_FAILED])
     out += fmt::format(", {} retransmitted segments not sent (local error)", c[PYEBPF_TCP_CNT_RETRANS_FAILED]);
   out += fmt::format(", {} lost (ring buffer full)", c[PYEBPF_TCP_CNT_LOST_LOSS]);
-  if (c[PYEBPF_TCP_CNT_OWNERS_FULL]) out += fmt::format(", {} sockets not attributed (owner map full)", c[PYEBPF_TCP_CNT_OWNERS_FULL]);
+  if (c[PYEBPF_TCP_CNT_OWNERS_FULL])
+    out += fmt::format(", {} sockets not attributed (owner map full)", c[PYEBPF_TCP_CNT_OWNERS_FULL]);
   if (!session_->zero_window_hooked()) out += "; zero_window not hooked";
   if (!session_->loss_state_hooked()) out += "; loss/recovery not hooked";
   return out;

@@ -14,9 +14,9 @@
 #include "tcp.skel.h"
 #include "trackers/event_fields.hpp"
 #include "trackers/tcp_existing.hpp"
+#include "trackers/tcp_format.hpp"
 #include "util/clock.hpp"
 #include "util/files.hpp"
-#include "trackers/tcp_format.hpp"
 
 namespace pyebpf::trackers {
 namespace {
@@ -31,7 +31,9 @@ std::weak_ptr<TcpSession>& current_session() {
 
 }  // namespace
 
-void TcpSession::SkelDeleter::operator()(tcp_bpf* skel) const noexcept { tcp_bpf__destroy(skel); }
+void TcpSession::SkelDeleter::operator()(tcp_bpf* skel) const noexcept {
+  tcp_bpf__destroy(skel);
+}
 
 TcpSession::TcpSession() = default;
 TcpSession::~TcpSession() = default;
@@ -44,10 +46,18 @@ std::shared_ptr<TcpSession> TcpSession::acquire() {
   return session;
 }
 
-void TcpSession::want(Kind kind) { wanted_[static_cast<int>(kind)] = true; }
-void TcpSession::on_connect(std::function<void(const pyebpf_tcp_connect_event&)> h) { connect_handler_ = std::move(h); }
-void TcpSession::on_accept(std::function<void(const pyebpf_tcp_accept_event&)> h) { accept_handler_ = std::move(h); }
-void TcpSession::on_loss(std::function<void(const pyebpf_tcp_loss_event&)> h) { loss_handler_ = std::move(h); }
+void TcpSession::want(Kind kind) {
+  wanted_[static_cast<int>(kind)] = true;
+}
+void TcpSession::on_connect(std::function<void(const pyebpf_tcp_connect_event&)> h) {
+  connect_handler_ = std::move(h);
+}
+void TcpSession::on_accept(std::function<void(const pyebpf_tcp_accept_event&)> h) {
+  accept_handler_ = std::move(h);
+}
+void TcpSession::on_loss(std::function<void(const pyebpf_tcp_loss_event&)> h) {
+  loss_handler_ = std::move(h);
+}
 
 void TcpSession::configure_hooks(bool connect, bool accept, bool loss) {
   auto* p = &skel_->progs;
@@ -62,7 +72,8 @@ void TcpSession::configure_hooks(bool connect, bool accept, bool loss) {
   bpf_program__set_autoload(p->tcp_accept_exit, accept);
   bool synack = (accept || loss) && exists("tcp_retransmit_synack");
   bpf_program__set_autoload(p->tcp_retransmit_synack, synack);
-  if ((accept || loss) && !synack) spdlog::warn("tcp: no tracepoint tcp_retransmit_synack: SYN-ACK retransmits not seen");
+  if ((accept || loss) && !synack)
+    spdlog::warn("tcp: no tracepoint tcp_retransmit_synack: SYN-ACK retransmits not seen");
 
   auto optional_loss_hook = [&](bpf_program* prog, const char* tp, const char* lost) {
     bool ok = loss && exists(tp);
@@ -120,7 +131,8 @@ void TcpSession::start(TrackerContext& ctx) {
     throw Error(errno_text("tcp: load BPF object", -err), "run with -vv to see the verifier log");
   attach_all();
   seed_existing_sockets(ctx.targets);
-  events_.emplace(skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "tcp");
+  events_.emplace(
+      skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "tcp");
   spdlog::info("tcp: reporting {}", ro->targ_host_scope ? "every TCP socket on the host (--net-scope host)"
                                                         : "sockets of the target processes");
 }
@@ -170,9 +182,10 @@ void TcpSession::seed_existing_sockets(app::Targets& targets) {
       }
     });
   }
-  spdlog::info("tcp: {} of {} TCP sockets the targets held before tracing attributed to them (tid 0: thread unknown), "
-               "in {} network namespace(s)",
-               counters()[PYEBPF_TCP_CNT_SEEDED], candidates, netns.size());
+  spdlog::info(
+      "tcp: {} of {} TCP sockets the targets held before tracing attributed to them (tid 0: thread unknown), "
+      "in {} network namespace(s)",
+      counters()[PYEBPF_TCP_CNT_SEEDED], candidates, netns.size());
 }
 
 std::vector<int> TcpSession::claim_wait_fds() {
@@ -201,9 +214,15 @@ void TcpSession::handle(const void* data, std::size_t size) {
     if (handler) handler(event);
   };
   switch (kind) {
-    case PYEBPF_TCP_CONNECT: deliver(connect_handler_, pyebpf_tcp_connect_event{}); break;
-    case PYEBPF_TCP_ACCEPT: deliver(accept_handler_, pyebpf_tcp_accept_event{}); break;
-    case PYEBPF_TCP_LOSS: deliver(loss_handler_, pyebpf_tcp_loss_event{}); break;
+    case PYEBPF_TCP_CONNECT:
+      deliver(connect_handler_, pyebpf_tcp_connect_event{});
+      break;
+    case PYEBPF_TCP_ACCEPT:
+      deliver(accept_handler_, pyebpf_tcp_accept_event{});
+      break;
+    case PYEBPF_TCP_LOSS:
+      deliver(loss_handler_, pyebpf_tcp_loss_event{});
+      break;
     case PYEBPF_TCP_THREAD: {
       pyebpf_tcp_thread_event ev{};
       if (size != sizeof(ev)) {
@@ -214,7 +233,8 @@ void TcpSession::handle(const void* data, std::size_t size) {
       remember_thread(ev.hdr);
       break;
     }
-    default: ++malformed_;
+    default:
+      ++malformed_;
   }
 }
 
@@ -262,7 +282,9 @@ std::string TcpSession::rst_reason_name(std::uint32_t reason) const {
   return std::to_string(reason);
 }
 
-TcpTrackerBase::TcpTrackerBase(TcpSession::Kind kind) : session_(TcpSession::acquire()) { session_->want(kind); }
+TcpTrackerBase::TcpTrackerBase(TcpSession::Kind kind) : session_(TcpSession::acquire()) {
+  session_->want(kind);
+}
 
 void TcpTrackerBase::start(TrackerContext& ctx) {
   ctx_ = &ctx;

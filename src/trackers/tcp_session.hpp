@@ -11,8 +11,8 @@
 
 #include "bpf/handles.hpp"
 #include "bpf/ring_buffer.hpp"
-#include "tcp.h"
 #include "sinks/sink.hpp"
+#include "tcp.h"
 #include "trackers/bpf_counters.hpp"
 #include "trackers/tracker.hpp"
 

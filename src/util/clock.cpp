@@ -19,7 +19,9 @@ std::uint64_t monotonic_ns() {
   return static_cast<std::uint64_t>(ns_of(ts));
 }
 
-WallClock::WallClock() { refresh(); }
+WallClock::WallClock() {
+  refresh();
+}
 
 void WallClock::refresh() {
   // Bracket a realtime read between two monotonic reads and keep the tightest

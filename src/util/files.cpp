@@ -42,6 +42,8 @@ bool path_exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-bool process_exists(pid_t pid) { return path_exists("/proc/" + std::to_string(pid)); }
+bool process_exists(pid_t pid) {
+  return path_exists("/proc/" + std::to_string(pid));
+}
 
 }  // namespace pyebpf

@@ -3,8 +3,8 @@
 
 #include <sys/types.h>
 
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace pyebpf {

@@ -50,7 +50,9 @@ HttpClient::~HttpClient() {
   if (impl_->curl) curl_easy_cleanup(impl_->curl);
 }
 
-void HttpClient::set_abort(std::function<bool()> should_abort) { impl_->should_abort = std::move(should_abort); }
+void HttpClient::set_abort(std::function<bool()> should_abort) {
+  impl_->should_abort = std::move(should_abort);
+}
 
 void HttpClient::set_credentials(std::string user, std::string password) {
   impl_->user = std::move(user);

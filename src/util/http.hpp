@@ -35,8 +35,7 @@ class HttpClient {
   // request in flight (e.g. a second Ctrl-C while flushing at exit).
   void set_abort(std::function<bool()> should_abort);
   HttpResponse post(const std::string& url, std::string_view body,
-                    const std::vector<std::pair<std::string, std::string>>& headers,
-                    std::chrono::milliseconds timeout);
+                    const std::vector<std::pair<std::string, std::string>>& headers, std::chrono::milliseconds timeout);
 
   // "a b" -> "a%20b", for query strings.
   static std::string escape(std::string_view text);

@@ -69,8 +69,7 @@ TEST(CliE2E, UnsupportedPythonVersionsAreNamed) {
     if (!std::filesystem::exists(exe)) continue;
     Child python({exe, "-c", "import sys, time; sys.stdout.write('up\\n'); sys.stdout.flush(); time.sleep(30)"});
     ASSERT_TRUE(python.read_line(10s));
-    expect_one_line_error(run_pyebpf({"-p", std::to_string(python.pid()), "-e", "t"}),
-                          "runs CPython " + minor);
+    expect_one_line_error(run_pyebpf({"-p", std::to_string(python.pid()), "-e", "t"}), "runs CPython " + minor);
     ++checked;
   }
   if (checked == 0) GTEST_SKIP() << "no unsupported Python installed to try";
@@ -126,7 +125,8 @@ TEST(CliE2E, SigtermFlushesAndPrintsTheSummary) {
   const std::string& err = pyebpf.stderr_text();
   EXPECT_NE(err.find("received SIGTERM"), std::string::npos) << err;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(err, m, std::regex(R"(py_stack: (\d+) samples of target threads, (\d+) emitted, (\d+) lost)")))
+  ASSERT_TRUE(
+      std::regex_search(err, m, std::regex(R"(py_stack: (\d+) samples of target threads, (\d+) emitted, (\d+) lost)")))
       << err;
   EXPECT_EQ(std::stoul(m[2].str()), pyebpf.events("py_stack").size()) << "every emitted event reached stdout";
   EXPECT_EQ(m[3].str(), "0");

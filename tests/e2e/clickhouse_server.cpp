@@ -72,7 +72,8 @@ ClickHouseServer::ClickHouseServer() {
   dir_ = tmpl;
   http_port_ = free_port();
   tcp_port_ = free_port();
-  std::ofstream(dir_ + "/config.xml") << "<?xml version=\"1.0\"?>\n<yandex>\n"
+  std::ofstream(dir_ + "/config.xml")
+      << "<?xml version=\"1.0\"?>\n<yandex>\n"
       << "  <logger><level>warning</level><log>" << dir_ << "/server.log</log><errorlog>" << dir_
       << "/server.err.log</errorlog><console>0</console></logger>\n"
       << "  <http_port>" << http_port_ << "</http_port>\n  <tcp_port>" << tcp_port_ << "</tcp_port>\n"
@@ -89,7 +90,8 @@ ClickHouseServer::ClickHouseServer() {
            "<profile>default</profile><quota>default</quota></" + name + ">\n";
   };
   std::ofstream(dir_ + "/users.xml") << "<?xml version=\"1.0\"?>\n<yandex>\n  <profiles><default/></profiles>\n"
-                                     << "  <users>\n" << user("default", "") << user(kUser, kPassword)
+                                     << "  <users>\n"
+                                     << user("default", "") << user(kUser, kPassword)
                                      << "  </users>\n  <quotas><default/></quotas>\n</yandex>\n";
   start();
 }
@@ -103,7 +105,9 @@ ClickHouseServer::~ClickHouseServer() {
   fs::remove_all(dir_, ec);
 }
 
-std::string ClickHouseServer::url() const { return "http://127.0.0.1:" + std::to_string(http_port_); }
+std::string ClickHouseServer::url() const {
+  return "http://127.0.0.1:" + std::to_string(http_port_);
+}
 
 void ClickHouseServer::start() {
   if (pid_ > 0) return;
@@ -159,7 +163,8 @@ void ClickHouseServer::crash() {
 
 std::string ClickHouseServer::query(const std::string& sql) const {
   auto [status, body] = post(url() + "/", sql);
-  if (status != 200) throw std::runtime_error("ClickHouse query failed (" + std::to_string(status) + "): " + sql + ": " + body);
+  if (status != 200)
+    throw std::runtime_error("ClickHouse query failed (" + std::to_string(status) + "): " + sql + ": " + body);
   return body;
 }
 

@@ -15,7 +15,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-bool is_debian(const PythonBuild& build) { return build.label.rfind("debian", 0) == 0; }
+bool is_debian(const PythonBuild& build) {
+  return build.label.rfind("debian", 0) == 0;
+}
 
 // Where the hooked span lies relative to the gc.callbacks window the
 // workload measures. Both use CLOCK_MONOTONIC (time.perf_counter and
@@ -25,7 +27,9 @@ bool is_debian(const PythonBuild& build) { return build.label.rfind("debian", 0)
 //  - 3.13's gc_collect_main calls the callbacks itself: pyebpf's pause >=
 //    the window, and longer by whatever the callbacks wait for (the GIL, when
 //    another thread wants it: Python code in a callback can drop it).
-bool callbacks_inside(const PythonBuild& build) { return !is_debian(build) && build.minor >= 13; }
+bool callbacks_inside(const PythonBuild& build) {
+  return !is_debian(build) && build.minor >= 13;
+}
 
 // Collections during which the thread never left its CPU, judged from its
 // context-switch counts (see gc_pauses.py): then only a few instructions
@@ -42,7 +46,9 @@ bool callbacks_inside(const PythonBuild& build) { return !is_debian(build) && bu
 // a probe was seen about once in 150 runs here, and twice in one run on a busy
 // CI host; up to 1 in 20 quiet collections (at least 2) may be off. A broken
 // duration (zero, a wrong clock, a missed return) is off for every one.
-std::size_t allowed_outliers(std::size_t judged) { return std::max<std::size_t>(2, judged / 20); }
+std::size_t allowed_outliers(std::size_t judged) {
+  return std::max<std::size_t>(2, judged / 20);
+}
 
 std::vector<bool> quiet_collections(const Json& records, bool callbacks_inside) {
   std::vector<bool> quiet(records.size(), false);
@@ -165,9 +171,10 @@ TEST_P(GcE2E, SeesEveryCollectionWithGenerationCountsAndDuration) {
   EXPECT_GE(judged, 20u) << "too few collections ran without a context switch to judge durations";
 
   const std::string& err = run.err;
-  const std::string hook = is_debian(GetParam()) ? "USDT python:gc__start"
-                                                 : "uprobe + uretprobe on " +
-                                                       std::string(GetParam().minor <= 9 ? "collect" : "gc_collect_main");
+  const std::string hook =
+      is_debian(GetParam())
+          ? "USDT python:gc__start"
+          : "uprobe + uretprobe on " + std::string(GetParam().minor <= 9 ? "collect" : "gc_collect_main");
   EXPECT_NE(err.find("gc: pid " + std::to_string(run.pid) + " (CPython "), std::string::npos) << err;
   EXPECT_NE(err.find(hook), std::string::npos) << err;
   EXPECT_EQ(summary_count(err, "lost"), 0) << err;
@@ -196,15 +203,16 @@ TEST_P(GcE2E, StackIsTheOneTheCollectionRanIn) {
   for (std::size_t i = 0; i < records.size(); ++i) {
     const std::string stack = events[i].at("py_stack");
     ASSERT_EQ(stack, records[i].at("stack").get<std::string>()) << "collection " << i << ": " << describe(records[i]);
-    EXPECT_EQ(events[i].at("py_stack_depth").get<int>(), static_cast<int>(std::count(stack.begin(), stack.end(), ';')) + 1);
+    EXPECT_EQ(events[i].at("py_stack_depth").get<int>(),
+              static_cast<int>(std::count(stack.begin(), stack.end(), ';')) + 1);
     if (records[i].at("phase") == "explicit") {
       explicit_stacks.push_back(stack);
       continue;
     }
     ++automatic;
     at_allocation += GetParam().minor <= 11 ? ends_with(stack, frame("make_cycles", "alloc_a")) ||
-                                                   ends_with(stack, frame("make_cycles", "alloc_b"))
-                                             : stack.find("make_cycles (" + file + ":") != std::string::npos;
+                                                  ends_with(stack, frame("make_cycles", "alloc_b"))
+                                            : stack.find("make_cycles (" + file + ":") != std::string::npos;
   }
   // gc.collect(0), (1), (2): the leaf frame is the line that called it.
   ASSERT_EQ(explicit_stacks.size(), 3u);
@@ -239,8 +247,8 @@ TEST_P(GcE2E, MinMsDropsShorterCollectionsInBpf) {
     for (std::size_t i = 0; i < records.size() && match == records.size(); ++i) {
       const double r_start = records[i].at("epoch_us").get<double>();
       const double r_end = r_start + records[i].at("wall_ms").get<double>() * 1000;
-      const bool contains = inside ? (start <= r_start + 200 && r_end <= end + 200)
-                                   : (r_start <= start + 200 && end <= r_end + 200);
+      const bool contains =
+          inside ? (start <= r_start + 200 && r_end <= end + 200) : (r_start <= start + 200 && end <= r_end + 200);
       if (contains && records[i].at("generation") == e.at("generation")) match = i;
     }
     ASSERT_LT(match, records.size()) << "reported pause matches no recorded collection: " << e.dump();

@@ -19,7 +19,9 @@ struct GilCase {
   std::string hook;  // "auto" (= cond_wait everywhere here) or "take_gil"
 };
 
-void PrintTo(const GilCase& c, std::ostream* os) { *os << c.python.label << " --gil-hook " << c.hook; }
+void PrintTo(const GilCase& c, std::ostream* os) {
+  *os << c.python.label << " --gil-hook " << c.hook;
+}
 
 std::vector<GilCase> gil_cases() {
   std::vector<GilCase> out;
@@ -34,7 +36,8 @@ std::vector<GilCase> gil_cases() {
 class GilE2E : public ::testing::TestWithParam<GilCase> {
  protected:
   std::vector<std::string> args(pid_t pid, std::vector<std::string> extra = {}) {
-    std::vector<std::string> a{"-p", std::to_string(pid), "-e", "e2e", "--enable", "gil", "--gil-hook", GetParam().hook};
+    std::vector<std::string> a{"-p",  std::to_string(pid), "-e",           "e2e", "--enable",
+                               "gil", "--gil-hook",        GetParam().hook};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -99,15 +102,17 @@ void check_waits_against_ground_truth(const Json& truth, const std::vector<Json>
       ++by_holder;
       EXPECT_EQ(e.at("holder_container_tid").get<long>(), holder);
       EXPECT_EQ(e.at("holder_thread_name"), "GilHolder");
-      holder_stack_ok += contains(e, "holder_py_stack", "hold_the_gil (" + file + ":") &&
-                         e.at("holder_py_stack_depth").get<int>() > 0;
+      holder_stack_ok +=
+          contains(e, "holder_py_stack", "hold_the_gil (" + file + ":") && e.at("holder_py_stack_depth").get<int>() > 0;
     }
     // Every wait's holder is one of the workload's threads. The holder runs
     // continuously, so it holds the GIL in most waits; the other waiter,
     // contending at the same time, now and then in its few microseconds of
     // Python between two sleeps (up to a tenth of the waits seen here).
-    EXPECT_GE(by_known_thread, waits.size() * 95 / 100) << name << ": holder not identified; example: " << waits.front();
-    EXPECT_GE(by_holder, waits.size() * 3 / 4) << name << ": GilHolder not seen as the holder; example: " << waits.front();
+    EXPECT_GE(by_known_thread, waits.size() * 95 / 100)
+        << name << ": holder not identified; example: " << waits.front();
+    EXPECT_GE(by_holder, waits.size() * 3 / 4)
+        << name << ": GilHolder not seen as the holder; example: " << waits.front();
     EXPECT_GE(holder_stack_ok, by_holder * 95 / 100) << "example: " << waits.front();
     EXPECT_GE(waiter_stack_ok, waits.size() * 95 / 100) << "example: " << waits.front();
     const double truth_ms = measured.get<double>();
@@ -217,9 +222,8 @@ TEST_P(GilE2E, ThresholdFlagsFilterWaitsAndStacksAsDocumented) {
   EXPECT_GE(reference_with_stacks, reference.size() * 9 / 10);
 }
 
-INSTANTIATE_TEST_SUITE_P(Pythons, GilE2E, ::testing::ValuesIn(gil_cases()), [](const auto& info) {
-  return build_test_name(info.param.python) + "_" + info.param.hook;
-});
+INSTANTIATE_TEST_SUITE_P(Pythons, GilE2E, ::testing::ValuesIn(gil_cases()),
+                         [](const auto& info) { return build_test_name(info.param.python) + "_" + info.param.hook; });
 
 }  // namespace
 }  // namespace pyebpf::e2e

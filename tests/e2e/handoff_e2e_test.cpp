@@ -20,7 +20,9 @@ constexpr double kSleepS = 0.1;  // service time per request
 constexpr int kThreads = 2;
 constexpr int kPerClient = 6;
 
-PythonBuild client_python() { return {"debian-3.11", "/usr/bin/python3.11", 11}; }
+PythonBuild client_python() {
+  return {"debian-3.11", "/usr/bin/python3.11", 11};
+}
 
 double median(std::vector<double> v) {
   if (v.empty()) return -1;
@@ -43,8 +45,8 @@ GunicornRun run_gunicorn(std::vector<std::string> extra) {
   }
   Workload workload(client_python(), "handoff_load.py",
                     {std::to_string(kThreads), std::to_string(kSleepS), std::to_string(kPerClient), "2", "8"});
-  std::vector<std::string> args{"-p", std::to_string(workload.ready().at("pid").get<int>()), "-e", "e2e",
-                                "--enable", "handoff"};
+  std::vector<std::string> args{
+      "-p", std::to_string(workload.ready().at("pid").get<int>()), "-e", "e2e", "--enable", "handoff"};
   args.insert(args.end(), extra.begin(), extra.end());
   Pyebpf pyebpf(args);
   pyebpf.wait_ready();

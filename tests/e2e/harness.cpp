@@ -32,7 +32,9 @@ int remaining_ms(Clock::time_point deadline) {
   return left < 0 ? 0 : static_cast<int>(left);
 }
 
-void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+void set_nonblocking(int fd) {
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
 
 // Appends what is readable on fd to buf; returns false on EOF.
 bool read_into(int fd, std::string& buf) {
@@ -79,8 +81,12 @@ std::string build_test_name(const PythonBuild& build) {
   return name;
 }
 
-std::string workload_path(const std::string& name) { return std::string(PYEBPF_WORKLOADS_DIR) + "/" + name; }
-std::string pyebpf_binary() { return PYEBPF_BINARY; }
+std::string workload_path(const std::string& name) {
+  return std::string(PYEBPF_WORKLOADS_DIR) + "/" + name;
+}
+std::string pyebpf_binary() {
+  return PYEBPF_BINARY;
+}
 
 Child::Child(const std::vector<std::string>& argv, bool capture_stderr, const std::string& stdout_file) {
   int in[2], out[2], err[2];
@@ -258,8 +264,8 @@ namespace {
 
 std::string temp_path(const char* stem) {
   static int counter = 0;
-  return (fs::temp_directory_path() / (std::string(stem) + std::to_string(getpid()) + "-" +
-                                       std::to_string(++counter) + ".jsonl"))
+  return (fs::temp_directory_path() /
+          (std::string(stem) + std::to_string(getpid()) + "-" + std::to_string(++counter) + ".jsonl"))
       .string();
 }
 
@@ -314,7 +320,9 @@ void Pyebpf::stop() {
   collect(std::chrono::seconds(30));
 }
 
-void Pyebpf::wait_exit(std::chrono::milliseconds timeout) { collect(timeout); }
+void Pyebpf::wait_exit(std::chrono::milliseconds timeout) {
+  collect(timeout);
+}
 
 std::vector<Json> Pyebpf::events(const std::string& metric) const {
   std::vector<Json> out;

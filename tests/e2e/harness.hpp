@@ -125,6 +125,7 @@ struct RunResult {
   std::string out;
   std::string err;
 };
-RunResult run_pyebpf(const std::vector<std::string>& args, std::chrono::milliseconds timeout = std::chrono::seconds(30));
+RunResult run_pyebpf(const std::vector<std::string>& args,
+                     std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 }  // namespace pyebpf::e2e

@@ -11,7 +11,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-PythonBuild python() { return test_pythons(11, 11).front(); }
+PythonBuild python() {
+  return test_pythons(11, 11).front();
+}
 
 // Reads pyebpf's stdout (a pipe: these tests read it live) until the next
 // host_net_health document.
@@ -28,8 +30,9 @@ Json next_snapshot(Pyebpf& pyebpf, std::chrono::seconds timeout = 30s) {
 }
 
 std::vector<std::string> args(const Workload& w, std::vector<std::string> extra) {
-  std::vector<std::string> a{"-p",           std::to_string(w.pid()), "-e", "e2e", "--enable", "host_net_health",
-                             "--hnh-interval", "1", "--hnh-procs", w.ready().at("proc_name")};
+  std::vector<std::string> a{
+      "-p",          std::to_string(w.pid()),  "-e", "e2e", "--enable", "host_net_health", "--hnh-interval", "1",
+      "--hnh-procs", w.ready().at("proc_name")};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
@@ -54,7 +57,8 @@ TEST(HostNetHealthE2E, CountsStatesOfTheTargetNamespaceWithWarnings) {
   EXPECT_EQ(s.at("pids"), Json::array({w.pid()}));
   EXPECT_EQ(s.at("interface"), "hnh0") << "the default route's interface";
   EXPECT_EQ(s.at("driver"), "veth") << "from SIOCETHTOOL";
-  const std::int64_t est = truth.at("established").get<std::int64_t>() + truth.at("backlog_connected").get<std::int64_t>();
+  const std::int64_t est =
+      truth.at("established").get<std::int64_t>() + truth.at("backlog_connected").get<std::int64_t>();
   EXPECT_EQ(s.at("established_inbound"), est);
   EXPECT_EQ(s.at("established_outbound"), est);
   const std::int64_t tw4 = truth.at("time_wait4"), tw6 = truth.at("time_wait6");
@@ -98,9 +102,10 @@ TEST(HostNetHealthE2E, CountsStatesOfTheTargetNamespaceWithWarnings) {
   EXPECT_DOUBLE_EQ(fds.at("fd_util_pct").get<double>(), worst.at("fd_count").get<double>());  // n of 100
   EXPECT_EQ(fds.at("max_pid"), worst.at("pid"));
   ASSERT_EQ(fds.at("processes").size(), 2u);
-  EXPECT_EQ(fds.at("processes")[1],
-            (Json{{"pid", other.at("pid")}, {"fd_count", other.at("fd_count")}, {"fd_limit", 1000},
-                  {"fd_util_pct", other.at("fd_count").get<double>() / 10}}));
+  EXPECT_EQ(fds.at("processes")[1], (Json{{"pid", other.at("pid")},
+                                          {"fd_count", other.at("fd_count")},
+                                          {"fd_limit", 1000},
+                                          {"fd_util_pct", other.at("fd_count").get<double>() / 10}}));
   EXPECT_DOUBLE_EQ(s.at("fd_util_max_pct").get<double>(), worst.at("fd_count").get<double>());
 
   auto pct = [](double v) {

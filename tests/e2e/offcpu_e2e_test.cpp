@@ -17,7 +17,9 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr int kRounds = 5;
-int kRoundsOf(const Json& truth) { return static_cast<int>(truth.at("threads").at("Sleeper").at("waits").size()); }
+int kRoundsOf(const Json& truth) {
+  return static_cast<int>(truth.at("threads").at("Sleeper").at("waits").size());
+}
 constexpr int kWaitMs = 150;
 
 // One kind of wait the workload produces, and the kernel frames its path must show.
@@ -160,8 +162,9 @@ void expect_waits_reported(const std::vector<Json>& events, const Json& truth, c
       EXPECT_FALSE(e.at("user_stack").empty()) << e.dump();
     }
   }
-  EXPECT_LE(unreported, lost_reports(log)) << "waits without a report that pyebpf did not count as lost; events:"
-                                           << dump_all(events) << "\npyebpf log:\n" << log;
+  EXPECT_LE(unreported, lost_reports(log))
+      << "waits without a report that pyebpf did not count as lost; events:" << dump_all(events) << "\npyebpf log:\n"
+      << log;
   // A run where most waits go missing proves nothing: losses are rare.
   EXPECT_LE(unreported, 2u);
 }
@@ -181,9 +184,9 @@ TEST_P(OffCpuE2E, BlockedThreadsReportTheirWaitsStacksAndDurations) {
       << pyebpf.stderr_text();
   for (const auto& e : events) {
     EXPECT_GE(e.at("off_cpu_ms").get<double>(), 20.0) << "below --offcpu-min-total-ms: " << e.dump();
-    for (const char* key : {"metric", "env", "ts", "ts_us", "pid", "tid", "container_pid", "container_tid", "comm",
-                            "thread_name", "off_cpu_ms", "runq_ms", "prev_state", "cpu", "kernel_stack",
-                            "user_stack", "py_stack", "py_stack_depth"})
+    for (const char* key :
+         {"metric", "env", "ts", "ts_us", "pid", "tid", "container_pid", "container_tid", "comm", "thread_name",
+          "off_cpu_ms", "runq_ms", "prev_state", "cpu", "kernel_stack", "user_stack", "py_stack", "py_stack_depth"})
       EXPECT_TRUE(e.contains(key)) << key << " missing in " << e.dump();
   }
 }
@@ -272,7 +275,7 @@ TEST_P(OffCpuE2E, AggregatedTotalsMatchPerEventTotals) {
 TEST_P(OffCpuE2E, CpuBoundThreadHasNoOffCpuEvents) {
   Workload a(GetParam(), "offcpu_spinner.py", {"2", "0"});
   Workload b(GetParam(), "offcpu_spinner.py", {"2", "0"});
-  std::vector<std::string> pids{"-p", std::to_string(a.pid()), std::to_string(b.pid()), "-e", "e2e", "--enable",
+  std::vector<std::string> pids{"-p",    std::to_string(a.pid()), std::to_string(b.pid()), "-e", "e2e", "--enable",
                                 "offcpu"};
   // A 1 ms threshold: far below a time slice, so a preemption counted as a
   // sleep would show up, while a stray microsecond sleep (a page fault) would not.

@@ -186,7 +186,8 @@ TEST_P(PyStackE2E, EveryBusyCpuIsSampledAtTheSetRate) {
     for (const auto& e : of_tid(events, truth.at("tid").get<long>()))
       burning += e.at("stack").get<std::string>().find("burn_cpu (") != std::string::npos;
     const double expected = truth.at("cpu_seconds").get<double>() * 99;
-    EXPECT_GT(static_cast<double>(burning), 0.8 * expected) << "tid " << truth.at("tid") << "\n" << pyebpf.stderr_text();
+    EXPECT_GT(static_cast<double>(burning), 0.8 * expected) << "tid " << truth.at("tid") << "\n"
+                                                            << pyebpf.stderr_text();
     EXPECT_LT(static_cast<double>(burning), 1.1 * expected) << "tid " << truth.at("tid");
   }
 }
@@ -298,7 +299,7 @@ TEST_P(PyStackE2E, TargetExitingIsFlushedAndEndsTheRun) {
   pyebpf.wait_exit(30s);
   EXPECT_EQ(pyebpf.exit_status(), 0);
   EXPECT_GT(pyebpf.events("py_stack").size(), 50u);
-  EXPECT_NE(pyebpf.stderr_text().find("pid " + std::to_string(workload.pid()) + " (") , std::string::npos);
+  EXPECT_NE(pyebpf.stderr_text().find("pid " + std::to_string(workload.pid()) + " ("), std::string::npos);
   EXPECT_NE(pyebpf.stderr_text().find("exited"), std::string::npos) << pyebpf.stderr_text();
 }
 

@@ -19,8 +19,8 @@
 
 #include "clickhouse_server.hpp"
 #include "harness.hpp"
-#include "sinks/flame_graph_sink.hpp"
 #include "sinks/clickhouse_sink.hpp"
+#include "sinks/flame_graph_sink.hpp"
 
 namespace pyebpf::e2e {
 namespace {
@@ -205,8 +205,8 @@ TEST(SinksE2E, SqliteRowsFoldedAndSpeedscopeEqualStdoutAndStoredReportEqualsLive
   for (const auto& e : events) ++samples_by_tid[e.at("tid").get<long>()];
   ASSERT_EQ(ms_by_thread.size(), samples_by_tid.size());
   for (const auto& [name, tid] : truth.at("threads").items()) {
-    std::string profile = name + " (pid " + std::to_string(workload.pid()) + " tid " +
-                          std::to_string(tid.get<long>()) + ") · CPU";
+    std::string profile =
+        name + " (pid " + std::to_string(workload.pid()) + " tid " + std::to_string(tid.get<long>()) + ") · CPU";
     ASSERT_TRUE(ms_by_thread.count(profile)) << profile;
     EXPECT_NEAR(ms_by_thread[profile], samples_by_tid[tid.get<long>()] * 1000.0 / 199, 1e-6) << profile;
   }
@@ -276,16 +276,15 @@ class ClickHouseE2E : public ::testing::Test {
     server_->query("CREATE DATABASE " + db_);
   }
   std::vector<std::string> ch_args(std::vector<std::string> extra = {}) const {
-    std::vector<std::string> a{"--clickhouse-url", server_->url(), "--clickhouse-database", db_,
-                               "--ch-flush-interval", "1", "--also-stdout"};
+    std::vector<std::string> a{
+        "--clickhouse-url", server_->url(), "--clickhouse-database", db_, "--ch-flush-interval", "1", "--also-stdout"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
   std::multiset<Key> clickhouse_keys() const {
     std::multiset<Key> out;
-    for (const auto& line : split(server_->query("SELECT tid, ts_us, stack FROM " + db_ +
-                                                 ".ebpf_py_stacks FORMAT TabSeparated"),
-                                  '\n')) {
+    for (const auto& line :
+         split(server_->query("SELECT tid, ts_us, stack FROM " + db_ + ".ebpf_py_stacks FORMAT TabSeparated"), '\n')) {
       auto f = split(line, '\t');
       if (f.size() == 3) out.emplace(std::stol(f[0]), std::stoll(f[1]), f[2]);
     }
@@ -357,9 +356,8 @@ TEST_F(ClickHouseE2E, WrongPasswordFailsAtStartWithoutShowingIt) {
 TEST_F(ClickHouseE2E, ServerStoppedMidRunEventsLandWhenItReturns) {
   Workload workload(python(), "named_threads.py", {"9", "Alpha"});
   // The password given as a flag this time: it must not stay visible to ps.
-  Pyebpf pyebpf(base_args(workload.pid()) +
-                ch_args({"--clickhouse-user", ClickHouseServer::kUser, "--clickhouse-password",
-                         ClickHouseServer::kPassword}));
+  Pyebpf pyebpf(base_args(workload.pid()) + ch_args({"--clickhouse-user", ClickHouseServer::kUser,
+                                                     "--clickhouse-password", ClickHouseServer::kPassword}));
   pyebpf.wait_ready();
   std::string cmdline = slurp("/proc/" + std::to_string(pyebpf.child().pid()) + "/cmdline");
   EXPECT_EQ(cmdline.find(ClickHouseServer::kPassword), std::string::npos) << "password readable in /proc/PID/cmdline";
@@ -416,8 +414,7 @@ TEST_F(ClickHouseE2E, BadRowsAreRejectedAloneAndTheGoodOnesLand) {
   Workload workload(python(), "named_threads.py", {"3", "Good-1", "Bad-1", "Good-2"});
   // Every bad row costs about log2(batch) inserts to isolate: on a loaded
   // 2-core machine that can outlast the default 10 s flush at exit.
-  Pyebpf pyebpf(base_args(workload.pid()) +
-                ch_args({"--pystack-frequency", "199", "--flush-timeout", "120"}));
+  Pyebpf pyebpf(base_args(workload.pid()) + ch_args({"--pystack-frequency", "199", "--flush-timeout", "120"}));
   pyebpf.wait_ready();
   workload.go();
   workload.result();
@@ -445,54 +442,122 @@ TEST_F(ClickHouseE2E, EveryTrackersEventLandsInItsTable) {
   using sinks::Event;
   const std::string ts = "2026-11-29T16:14:43.529837Z";
   auto common = [&](const char* metric) {
-    return Event{{"metric", metric}, {"env", "e2e"}, {"ts", ts}, {"ts_us", 1795968883529837LL}, {"pid", 42},
-                 {"tid", 43}, {"container_pid", 2}, {"container_tid", 3}, {"comm", "python3"},
-                 {"thread_name", "MainThread"}};
+    return Event{{"metric", metric},   {"env", "e2e"},
+                 {"ts", ts},           {"ts_us", 1795968883529837LL},
+                 {"pid", 42},          {"tid", 43},
+                 {"container_pid", 2}, {"container_tid", 3},
+                 {"comm", "python3"},  {"thread_name", "MainThread"}};
   };
   std::vector<Event> events;
   Event e = common("gc_pause");
-  e.update({{"start_time", ts}, {"end_time", "2026-11-29T16:14:43.532837Z"}, {"duration_ms", 3.0}, {"generation", 2},
-            {"collected", 10}, {"uncollectable", 0}, {"py_stack", "a (x.py:1)"}, {"py_stack_depth", 1}});
+  e.update({{"start_time", ts},
+            {"end_time", "2026-11-29T16:14:43.532837Z"},
+            {"duration_ms", 3.0},
+            {"generation", 2},
+            {"collected", 10},
+            {"uncollectable", 0},
+            {"py_stack", "a (x.py:1)"},
+            {"py_stack_depth", 1}});
   events.push_back(e);
   e = common("gil_wait");
-  e.update({{"duration_ms", 1.5}, {"holder_tid", 44}, {"holder_container_tid", 4}, {"holder_thread_name", "Hog"},
-            {"waiter_py_stack", "w (x.py:2)"}, {"waiter_py_stack_depth", 1}, {"holder_py_stack", "h (x.py:3)"},
+  e.update({{"duration_ms", 1.5},
+            {"holder_tid", 44},
+            {"holder_container_tid", 4},
+            {"holder_thread_name", "Hog"},
+            {"waiter_py_stack", "w (x.py:2)"},
+            {"waiter_py_stack_depth", 1},
+            {"holder_py_stack", "h (x.py:3)"},
             {"holder_py_stack_depth", 1}});
   events.push_back(e);
   e = common("off_cpu");
-  e.update({{"cpu", 1}, {"off_cpu_ms", 25.0}, {"runq_ms", 0.1}, {"prev_state", "S"},
-            {"kernel_stack", {"entry_SYSCALL_64", "schedule"}}, {"user_stack", {"read [libc.so.6]"}},
-            {"py_stack", "r (x.py:4)"}, {"py_stack_depth", 1}});
+  e.update({{"cpu", 1},
+            {"off_cpu_ms", 25.0},
+            {"runq_ms", 0.1},
+            {"prev_state", "S"},
+            {"kernel_stack", {"entry_SYSCALL_64", "schedule"}},
+            {"user_stack", {"read [libc.so.6]"}},
+            {"py_stack", "r (x.py:4)"},
+            {"py_stack_depth", 1}});
   events.push_back(e);
   e = common("handoff");
-  e.update({{"duration_ms", 2.0}, {"worker_tid", 45}, {"worker_comm", "gunicorn"}, {"worker_thread_name", "T-1"},
-            {"main_tid", 42}, {"main_comm", "gunicorn"}, {"main_thread_name", "MainThread"},
-            {"worker_container_tid", 5}, {"main_container_tid", 2}, {"fd", 9}, {"queue_path", "accept"},
-            {"pickup_via", "recvfrom"}, {"queued_time", ts}, {"pickup_time", ts}, {"handoff_ms", 2.0}});
+  e.update({{"duration_ms", 2.0},
+            {"worker_tid", 45},
+            {"worker_comm", "gunicorn"},
+            {"worker_thread_name", "T-1"},
+            {"main_tid", 42},
+            {"main_comm", "gunicorn"},
+            {"main_thread_name", "MainThread"},
+            {"worker_container_tid", 5},
+            {"main_container_tid", 2},
+            {"fd", 9},
+            {"queue_path", "accept"},
+            {"pickup_via", "recvfrom"},
+            {"queued_time", ts},
+            {"pickup_time", ts},
+            {"handoff_ms", 2.0}});
   events.push_back(e);
   e = common("py_stack");
-  e.update({{"stack", "a (x.py:1)"}, {"stack_depth", 1}, {"leaf_func", "a"}, {"leaf_file", "x.py"}, {"leaf_line", 1},
+  e.update({{"stack", "a (x.py:1)"},
+            {"stack_depth", 1},
+            {"leaf_func", "a"},
+            {"leaf_file", "x.py"},
+            {"leaf_line", 1},
             {"truncated", false}});
   events.push_back(e);
   e = common("tcp_connect");
-  e.update({{"family", "AF_INET6"}, {"src_ip", "::1"}, {"src_port", 40000}, {"dst_ip", "::1"}, {"dst_port", 5432},
-            {"handshake_us", 120}, {"srtt_us", 60}, {"outcome", "success"}});
+  e.update({{"family", "AF_INET6"},
+            {"src_ip", "::1"},
+            {"src_port", 40000},
+            {"dst_ip", "::1"},
+            {"dst_port", 5432},
+            {"handshake_us", 120},
+            {"srtt_us", 60},
+            {"outcome", "success"}});
   events.push_back(e);
   e = common("tcp_accept");
-  e.update({{"family", "AF_INET"}, {"peer_ip", "127.0.0.1"}, {"peer_port", 40001}, {"local_ip", "127.0.0.1"},
-            {"local_port", 8000}, {"syn_queue_len", 0}, {"accept_queue_len", 3}, {"accept_queue_max", 128},
-            {"accept_dwell_us", 2500}, {"handshake_rtt_us", 40}});
+  e.update({{"family", "AF_INET"},
+            {"peer_ip", "127.0.0.1"},
+            {"peer_port", 40001},
+            {"local_ip", "127.0.0.1"},
+            {"local_port", 8000},
+            {"syn_queue_len", 0},
+            {"accept_queue_len", 3},
+            {"accept_queue_max", 128},
+            {"accept_dwell_us", 2500},
+            {"handshake_rtt_us", 40}});
   events.push_back(e);
-  events.push_back({{"metric", "tcp_loss"}, {"env", "e2e"}, {"ts", ts}, {"ts_us", 1}, {"event", "retransmit"},
-                    {"family", "AF_INET"}, {"src_ip", "10.0.0.1"}, {"src_port", 1}, {"dst_ip", "10.0.0.2"},
-                    {"dst_port", 443}, {"tcp_state", "ESTABLISHED"}, {"srtt_us", 900}, {"snd_cwnd", 10},
-                    {"total_retrans", 1}, {"lost_out", 0}, {"snd_wnd", 65535}, {"rcv_wnd", 65535}});
-  events.push_back({{"metric", "host_net_health"}, {"env", "e2e"}, {"ts", ts}, {"ts_us", 1}, {"interface", "eth0"},
-                    {"interval_s", 30}, {"close_wait", 150}, {"port_util_pct", 12.5}, {"total_pps", -1},
-                    {"time_wait_top_dst", {{{"dst", "10.0.0.2:5432"}, {"count", 3}}}}, {"fd_usage", Event::array()},
-                    {"warnings", {"close_wait=150 (possible fd leak)"}}, {"a_field_added_later", 7}});
-  events.push_back({{"metric", "request_queue"}, {"env", "e2e"}, {"ts", ts}, {"ts_us", 1}, {"queued", 4},
-                    {"handoff_p99_ms", 12.5}});
+  events.push_back({{"metric", "tcp_loss"},
+                    {"env", "e2e"},
+                    {"ts", ts},
+                    {"ts_us", 1},
+                    {"event", "retransmit"},
+                    {"family", "AF_INET"},
+                    {"src_ip", "10.0.0.1"},
+                    {"src_port", 1},
+                    {"dst_ip", "10.0.0.2"},
+                    {"dst_port", 443},
+                    {"tcp_state", "ESTABLISHED"},
+                    {"srtt_us", 900},
+                    {"snd_cwnd", 10},
+                    {"total_retrans", 1},
+                    {"lost_out", 0},
+                    {"snd_wnd", 65535},
+                    {"rcv_wnd", 65535}});
+  events.push_back({{"metric", "host_net_health"},
+                    {"env", "e2e"},
+                    {"ts", ts},
+                    {"ts_us", 1},
+                    {"interface", "eth0"},
+                    {"interval_s", 30},
+                    {"close_wait", 150},
+                    {"port_util_pct", 12.5},
+                    {"total_pps", -1},
+                    {"time_wait_top_dst", {{{"dst", "10.0.0.2:5432"}, {"count", 3}}}},
+                    {"fd_usage", Event::array()},
+                    {"warnings", {"close_wait=150 (possible fd leak)"}},
+                    {"a_field_added_later", 7}});
+  events.push_back(
+      {{"metric", "request_queue"}, {"env", "e2e"}, {"ts", ts}, {"ts_us", 1}, {"queued", 4}, {"handoff_p99_ms", 12.5}});
   events.push_back({{"metric", "queue_depth"}, {"env", "e2e"}, {"ts", ts}, {"ts_us", 1}, {"depth", 4}});
 
   {
@@ -514,10 +579,10 @@ TEST_F(ClickHouseE2E, EveryTrackersEventLandsInItsTable) {
   EXPECT_EQ(one("SELECT dst_ip, dst_port, outcome FROM " + db_ + ".ebpf_tcp_connect"), "::1\t5432\tsuccess\n");
   EXPECT_EQ(one("SELECT accept_dwell_us, accept_queue_len FROM " + db_ + ".ebpf_tcp_accept"), "2500\t3\n");
   EXPECT_EQ(one("SELECT event, dst_port, tcp_state FROM " + db_ + ".ebpf_tcp_loss"), "retransmit\t443\tESTABLISHED\n");
-  EXPECT_EQ(one("SELECT close_wait, total_pps, time_wait_top_dst, warnings, extra FROM " + db_ +
-                ".ebpf_host_net_health"),
-            "150\t-1\t[{\"dst\":\"10.0.0.2:5432\",\"count\":3}]\t['close_wait=150 (possible fd leak)']\t"
-            "{\"a_field_added_later\":7}\n");
+  EXPECT_EQ(
+      one("SELECT close_wait, total_pps, time_wait_top_dst, warnings, extra FROM " + db_ + ".ebpf_host_net_health"),
+      "150\t-1\t[{\"dst\":\"10.0.0.2:5432\",\"count\":3}]\t['close_wait=150 (possible fd leak)']\t"
+      "{\"a_field_added_later\":7}\n");
   EXPECT_EQ(one("SELECT queued, handoff_p99_ms FROM " + db_ + ".ebpf_request_queue"), "4\t12.5\n");
   // A metric no schema knows: its own table, its fields in extra.
   EXPECT_EQ(one("SELECT extra FROM " + db_ + ".ebpf_queue_depth"), "{\"depth\":4}\n");
@@ -530,7 +595,10 @@ TEST_F(ClickHouseE2E, OneBadRowInABatchOfThousandsCostsOnlyThatRow) {
   std::set<int> bad = {0, 777, 1500, 2999};
   sinks::ClickHouseSink sink({server_->url(), "default", "", db_, 5000, 30, 10000}, "host-x");
   for (int i = 0; i < 3000; ++i) {
-    sink.write({{"metric", "tcp_loss"}, {"env", "e2e"}, {"ts", "2026-11-29T16:14:43Z"}, {"ts_us", i},
+    sink.write({{"metric", "tcp_loss"},
+                {"env", "e2e"},
+                {"ts", "2026-11-29T16:14:43Z"},
+                {"ts_us", i},
                 {"event", bad.count(i) ? "zero_window" : (i % 2 ? "retransmit" : "recv_rst")}});
   }
   sink.flush();

@@ -32,9 +32,10 @@ TEST_P(TcpConnectE2E, EveryConnectIsReportedWithItsOutcomeAddressesAndThread) {
     auto matches = where(events, [&](const Json& e) {
       return e.at("tid") == a.at("tid") && e.at("dst_ip") == a.at("dst_ip") && e.at("dst_port") == a.at("dst_port");
     });
-    ASSERT_EQ(matches.size(), 1u) << "events of this thread: "
-                                  << Json(where(events, [&](const Json& e) { return e.at("tid") == a.at("tid"); })).dump()
-                                  << "\n" << pyebpf.stderr_text();
+    ASSERT_EQ(matches.size(), 1u)
+        << "events of this thread: "
+        << Json(where(events, [&](const Json& e) { return e.at("tid") == a.at("tid"); })).dump() << "\n"
+        << pyebpf.stderr_text();
     const Json& e = matches[0];
     const std::string expect = a.at("expect");
     EXPECT_EQ(e.at("pid"), truth.at("pid"));

@@ -31,7 +31,8 @@ inline std::vector<PythonBuild> tcp_pythons() {
 }
 
 // Runs the workload's scenario under pyebpf; returns the workload's ground truth.
-inline Json run_traced(Workload& workload, Pyebpf& pyebpf, std::chrono::milliseconds timeout = std::chrono::seconds(90)) {
+inline Json run_traced(Workload& workload, Pyebpf& pyebpf,
+                       std::chrono::milliseconds timeout = std::chrono::seconds(90)) {
   pyebpf.wait_ready();
   workload.go();
   Json truth = workload.result(timeout);

@@ -58,7 +58,8 @@ TEST_P(TcpLossE2E, RetransmitsOfALossyTransferAddUpToTheKernelsCount) {
   for (const auto& flow : truth.at("transfer")) {
     SCOPED_TRACE(flow.dump());
     EXPECT_EQ(flow.at("received"), 8 << 20);
-    auto retransmits = where(events, [&](const Json& e) { return e.at("event") == "retransmit" && same_flow(e, flow); });
+    auto retransmits =
+        where(events, [&](const Json& e) { return e.at("event") == "retransmit" && same_flow(e, flow); });
     // 10% of the data packets dropped: the sender retransmitted, and every
     // retransmitted segment is in exactly one event.
     ASSERT_GT(flow.at("total_retrans").get<long>(), 0);
@@ -94,7 +95,8 @@ TEST_P(TcpLossE2E, ResetsSentAndReceivedCarryBothEndsAndTheReason) {
     SCOPED_TRACE(r.dump());
     EXPECT_EQ(victim.at("error"), "ECONNRESET");
     // SO_LINGER 0: the server resets; its socket belongs to the accepting thread.
-    auto sent = where(events, [&](const Json& e) { return e.at("event") == "send_rst" && same_flow(e, resetter.at("linger")); });
+    auto sent = where(
+        events, [&](const Json& e) { return e.at("event") == "send_rst" && same_flow(e, resetter.at("linger")); });
     ASSERT_EQ(sent.size(), 1u);
     EXPECT_EQ(sent[0].at("tid"), resetter.at("tid"));
     EXPECT_EQ(sent[0].at("thread_name"), resetter.at("thread"));
@@ -106,7 +108,8 @@ TEST_P(TcpLossE2E, ResetsSentAndReceivedCarryBothEndsAndTheReason) {
     EXPECT_EQ(received[0].at("thread_name"), victim.at("thread"));
     EXPECT_EQ(received[0].at("tcp_state"), "ESTABLISHED");
     // Closing with unread data resets too, for a reason of its own.
-    auto unread = where(events, [&](const Json& e) { return e.at("event") == "send_rst" && same_flow(e, resetter.at("unread")); });
+    auto unread = where(
+        events, [&](const Json& e) { return e.at("event") == "send_rst" && same_flow(e, resetter.at("unread")); });
     ASSERT_EQ(unread.size(), 1u);
     EXPECT_EQ(unread[0].at("rst_reason"), "TCP_ABORT_ON_CLOSE");
     EXPECT_EQ(unread[0].at("pid"), truth.at("pid"));
@@ -152,7 +155,8 @@ TEST_P(TcpLossE2E, RateLimitCapsEventsAndCountsWhatItSuppressed) {
   EXPECT_GT(events.size(), 0u);
   const std::string line = summary_line(pyebpf->stderr_text(), "tcp_loss");
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(line, m, std::regex(R"((\d+) suppressed by --loss-rate-limit \((\d+) retransmit)"))) << line;
+  ASSERT_TRUE(std::regex_search(line, m, std::regex(R"((\d+) suppressed by --loss-rate-limit \((\d+) retransmit)")))
+      << line;
   EXPECT_GT(std::stol(m[2]), 0);
   EXPECT_GE(std::stol(m[1]), std::stol(m[2]));
 }
@@ -163,9 +167,11 @@ TEST_P(TcpLossE2E, FilterIpKeepsOnlyConnectionsWithThatAddress) {
 
   auto events = pyebpf->events("tcp_loss");
   ASSERT_FALSE(events.empty());
-  for (const auto& e : events) EXPECT_TRUE(e.at("src_ip") == "fd00:203::2" || e.at("dst_ip") == "fd00:203::2") << e.dump();
+  for (const auto& e : events)
+    EXPECT_TRUE(e.at("src_ip") == "fd00:203::2" || e.at("dst_ip") == "fd00:203::2") << e.dump();
   for (const auto& flow : truth.at("transfer")) {
-    auto retransmits = where(events, [&](const Json& e) { return e.at("event") == "retransmit" && same_flow(e, flow); });
+    auto retransmits =
+        where(events, [&](const Json& e) { return e.at("event") == "retransmit" && same_flow(e, flow); });
     if (flow.at("dst_ip") == "fd00:203::2")
       expect_all_retransmits(retransmits, flow, unsent_segments(summary_line(pyebpf->stderr_text(), "tcp_loss")));
     else

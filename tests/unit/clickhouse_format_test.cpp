@@ -95,12 +95,12 @@ TEST(ClickHouseRow, FieldsAreCoercedOrKeptInExtra) {
             {"tid", 7718},
             {"thread_name", "Worker"},
             {"stack", "a (x.py:1);b (x.py:2)"},
-            {"stack_depth", 2.0},           // a whole float fits UInt16
-            {"leaf_line", "12"},            // a string does not fit Int32: kept in extra
-            {"truncated", true},            // bool -> UInt8
-            {"new_field", {{"k", 1}}},      // unknown field: extra
-            {"container_pid", -1},          // out of range for UInt32: extra
-            {"partial", nullptr}};          // null in a non-Nullable column: omitted
+            {"stack_depth", 2.0},       // a whole float fits UInt16
+            {"leaf_line", "12"},        // a string does not fit Int32: kept in extra
+            {"truncated", true},        // bool -> UInt8
+            {"new_field", {{"k", 1}}},  // unknown field: extra
+            {"container_pid", -1},      // out of range for UInt32: extra
+            {"partial", nullptr}};      // null in a non-Nullable column: omitted
   Json row = Json::parse(enc.encode(e));
   EXPECT_FALSE(row.contains("metric"));
   EXPECT_EQ(row["host"], "host-a");
@@ -120,12 +120,9 @@ TEST(ClickHouseRow, FieldsAreCoercedOrKeptInExtra) {
 
 TEST(ClickHouseRow, TypesOfOtherTrackers) {
   RowEncoder enc(table_for("off_cpu"), kModern, "h");
-  Json e = {{"metric", "off_cpu"},
-            {"ts", "2026-11-29T16:14:43.000001Z"},
-            {"off_cpu_ms", 12},
-            {"kernel_stack", {"schedule", "futex_wait", 7}},
-            {"count", nullptr},
-            {"srtt_us", 12.6}};
+  Json e = {{"metric", "off_cpu"}, {"ts", "2026-11-29T16:14:43.000001Z"},
+            {"off_cpu_ms", 12},    {"kernel_stack", {"schedule", "futex_wait", 7}},
+            {"count", nullptr},    {"srtt_us", 12.6}};
   Json row = Json::parse(enc.encode(e));
   EXPECT_EQ(row["ts"], "2026-11-29 16:14:43.000001");
   EXPECT_EQ(row["off_cpu_ms"], 12);
@@ -153,8 +150,7 @@ TEST(ClickHouseErrors, ClassifiedByExceptionCode) {
             Failure::Data);
   EXPECT_EQ(classify(404, "Code: 60, e.displayText() = DB::Exception: Table default.x doesn't exist."),
             Failure::MissingTable);
-  EXPECT_EQ(classify(401, "Code: 193, e.displayText() = DB::Exception: Wrong password for user x"),
-            Failure::Transient);
+  EXPECT_EQ(classify(401, "Code: 193, e.displayText() = DB::Exception: Wrong password for user x"), Failure::Transient);
   EXPECT_EQ(classify(500, "Code: 252, DB::Exception: Too many parts"), Failure::Transient);
   EXPECT_EQ(classify(0, ""), Failure::Transient);
   EXPECT_EQ(classify(503, "Service Unavailable"), Failure::Transient);
@@ -164,7 +160,9 @@ TEST(ClickHouseErrors, ClassifiedByExceptionCode) {
 
 TEST(Gzip, RoundTrips) {
   std::string rows;
-  for (int i = 0; i < 1000; ++i) rows += R"J({"metric":"py_stack","stack":"a (x.py:1);b (x.py:2)"})J" "\n";
+  for (int i = 0; i < 1000; ++i)
+    rows += R"J({"metric":"py_stack","stack":"a (x.py:1);b (x.py:2)"})J"
+            "\n";
   std::string packed = gzip_compress(rows);
   EXPECT_LT(packed.size(), rows.size() / 10);
   EXPECT_EQ(static_cast<unsigned char>(packed[0]), 0x1f);  // gzip magic

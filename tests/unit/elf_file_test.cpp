@@ -11,12 +11,16 @@
 #include "python/maps.hpp"
 
 // A function with a known address in this (PIE) test binary.
-extern "C" __attribute__((noinline, used)) int pyebpf_elf_test_marker(int x) { return x * 3 + 1; }
+extern "C" __attribute__((noinline, used)) int pyebpf_elf_test_marker(int x) {
+  return x * 3 + 1;
+}
 
 namespace pyebpf::python {
 namespace {
 
-std::string self_exe() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
+std::string self_exe() {
+  return std::filesystem::read_symlink("/proc/self/exe").string();
+}
 
 TEST(ElfFileTest, SymbolAddressPlusLoadBiasIsTheRuntimeAddress) {
   ElfFile elf = ElfFile::open(self_exe());

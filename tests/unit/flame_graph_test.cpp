@@ -14,7 +14,9 @@ Json ev(const char* metric, long tid, const char* thread) {
   return {{"metric", metric}, {"pid", 10}, {"tid", tid}, {"thread_name", thread}};
 }
 
-FlameGraphSink make() { return FlameGraphSink({"", "", 100, "title", "pyebpf test"}); }
+FlameGraphSink make() {
+  return FlameGraphSink({"", "", 100, "title", "pyebpf test"});
+}
 
 TEST(FlameGraph, DerivedFileNames) {
   EXPECT_EQ(FlameGraphSink::derived_path("out/prof.folded", "off_cpu"), "out/prof.off_cpu.folded");

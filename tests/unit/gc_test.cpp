@@ -20,7 +20,7 @@ std::string pyenv_lib(const std::string& version) {
   return "/root/.pyenv/versions/" + version + "/lib/libpython" + minor + ".so.1.0";
 }
 
-#define REQUIRE_FILE(path)                                                            \
+#define REQUIRE_FILE(path) \
   if (access((path).c_str(), R_OK) != 0) GTEST_SKIP() << (path) << " is not on this machine"
 
 std::vector<std::string> names(const std::vector<python::ElfSymbol>& symbols) {
@@ -81,9 +81,12 @@ TEST(GcHooks, Python38HasTwoClonesOfCollectWithDifferentParameters) {
 }
 
 TEST(GcHooks, PlainCollectorPassesTheThreadStateFirst) {
-  for (const auto& [version, collector] : std::vector<std::pair<std::string, std::string>>{
-           {"3.9.18", "collect"}, {"3.10.13", "gc_collect_main"}, {"3.11.7", "gc_collect_main"},
-           {"3.12.1", "gc_collect_main"}, {"3.13.0", "gc_collect_main"}}) {
+  for (const auto& [version, collector] :
+       std::vector<std::pair<std::string, std::string>>{{"3.9.18", "collect"},
+                                                        {"3.10.13", "gc_collect_main"},
+                                                        {"3.11.7", "gc_collect_main"},
+                                                        {"3.12.1", "gc_collect_main"},
+                                                        {"3.13.0", "gc_collect_main"}}) {
     const std::string path = pyenv_lib(version);
     if (access(path.c_str(), R_OK) != 0) continue;
     SCOPED_TRACE(path);
@@ -93,8 +96,7 @@ TEST(GcHooks, PlainCollectorPassesTheThreadStateFirst) {
     ASSERT_EQ(plan.kind, Kind::Uprobe) << plan.missing;
     EXPECT_EQ(names(plan.functions), std::vector<std::string>{collector});
     EXPECT_EQ(plan.arg0_is_tstate, std::vector<bool>{true});
-    EXPECT_NE(plan.description.find(minor >= 13 ? "including gc.callbacks" : "without gc.callbacks"),
-              std::string::npos)
+    EXPECT_NE(plan.description.find(minor >= 13 ? "including gc.callbacks" : "without gc.callbacks"), std::string::npos)
         << plan.description;
     auto forced = plan_gc_hooks(elf, {3, minor, 0}, GcHookChoice::Usdt);
     EXPECT_EQ(forced.kind, Kind::None);

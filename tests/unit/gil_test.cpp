@@ -56,8 +56,8 @@ TEST(GilProc, RowWithoutGilFieldsIsRejectedNamingTheField) {
 // pyenv 3.8 has both take_gil and a take_gil.constprop.0 clone; both are
 // called, so both are probed.
 TEST(GilHooks, TakeGilClonesAreEntryPointsButSplitPartsAreNot) {
-  const std::string lib = std::string(getenv("HOME") ? getenv("HOME") : "/root") +
-                          "/.pyenv/versions/3.8.18/lib/libpython3.8.so.1.0";
+  const std::string lib =
+      std::string(getenv("HOME") ? getenv("HOME") : "/root") + "/.pyenv/versions/3.8.18/lib/libpython3.8.so.1.0";
   if (!std::filesystem::exists(lib)) GTEST_SKIP() << lib << " is not installed";
   auto functions = trackers::take_gil_functions(python::ElfFile::open(lib));
   std::vector<std::string> names;

@@ -117,8 +117,8 @@ TEST(ConnectionSummary, ClassifiesStatesAndDirections) {
       v4(net::kTcpEstablished, 40002, "10.0.0.5", 5432),  // outbound
       v4(net::kTcpTimeWait, 40003, "10.0.0.5", 5432),
       v4(net::kTcpTimeWait, 40004, "10.0.0.5", 5432),
-      v4(net::kTcpTimeWait, 40005, "10.0.0.5", 6379),     // same host, another service
-      v4(net::kTcpTimeWait, 8000, "10.0.0.9", 40006),     // inbound TIME_WAIT: holds no ephemeral port
+      v4(net::kTcpTimeWait, 40005, "10.0.0.5", 6379),  // same host, another service
+      v4(net::kTcpTimeWait, 8000, "10.0.0.9", 40006),  // inbound TIME_WAIT: holds no ephemeral port
       v4(net::kTcpCloseWait, 8000, "10.0.0.9", 40007),
       v4(net::kTcpSynSent, 40008, "10.0.0.6", 80),
       v4(net::kTcpSynRecv, 8000, "10.0.0.9", 40009),
@@ -127,7 +127,7 @@ TEST(ConnectionSummary, ClassifiesStatesAndDirections) {
       v4(net::kTcpFinWait2, 40012, "10.0.0.5", 5432),
       v4(net::kTcpLastAck, 8000, "10.0.0.9", 40013),
       v4(net::kTcpClosing, 8000, "10.0.0.9", 40014),
-      v4(net::kTcpEstablished, 1000, "10.0.0.5", 5432),   // explicitly bound below the range
+      v4(net::kTcpEstablished, 1000, "10.0.0.5", 5432),  // explicitly bound below the range
   };
   auto c = trackers::hnh::summarize_connections(s, ports, 1);
   EXPECT_EQ(c.listen, 1u);

@@ -29,8 +29,7 @@ constexpr auto kLnotab = LineTableFormat::Lnotab;
 constexpr auto k310 = LineTableFormat::Linetable310;
 constexpr auto k311 = LineTableFormat::Locations311;
 
-std::optional<int> line(LineTableFormat format, const Bytes& table, int first_line,
-                        std::int64_t offset) {
+std::optional<int> line(LineTableFormat format, const Bytes& table, int first_line, std::int64_t offset) {
   return line_for_offset(format, table, first_line, offset);
 }
 
@@ -80,11 +79,9 @@ class RecordedLineTables : public ::testing::TestWithParam<int> {};
 // so a fixture cannot silently drop out of the suite.
 TEST_P(RecordedLineTables, MatchInterpreter) {
   const int minor = GetParam();
-  const std::string path =
-      std::string(PYEBPF_FIXTURES_DIR) + "/line_tables/3." + std::to_string(minor) + ".json";
+  const std::string path = std::string(PYEBPF_FIXTURES_DIR) + "/line_tables/3." + std::to_string(minor) + ".json";
   std::ifstream in(path);
-  ASSERT_TRUE(in.good()) << "missing fixture " << path
-                         << " (record it with tools/record-linetable-fixtures)";
+  ASSERT_TRUE(in.good()) << "missing fixture " << path << " (record it with tools/record-linetable-fixtures)";
   const nlohmann::json fixture = nlohmann::json::parse(in);
 
   const LineTableFormat format = line_table_format(3, minor);
@@ -106,15 +103,13 @@ TEST_P(RecordedLineTables, MatchInterpreter) {
 
     for (const auto& entry : expected) {
       const std::int64_t offset = entry.at(0).get<std::int64_t>();
-      const std::optional<int> want =
-          entry.at(1).is_null() ? std::nullopt : std::optional<int>(entry.at(1).get<int>());
+      const std::optional<int> want = entry.at(1).is_null() ? std::nullopt : std::optional<int>(entry.at(1).get<int>());
       const std::optional<int> got = line(format, table, first_line, offset);
       ++checked;
       no_line += want ? 0 : 1;
       if (got != want && ++failures <= kMaxReportedFailures) {
-        ADD_FAILURE() << "3." << minor << " " << qualname << " (first line " << first_line
-                      << ") offset " << offset << ": expected " << show(want) << ", got "
-                      << show(got);
+        ADD_FAILURE() << "3." << minor << " " << qualname << " (first line " << first_line << ") offset " << offset
+                      << ": expected " << show(want) << ", got " << show(got);
       }
     }
     // 3.10+ tables cover the bytecode exactly, so the first offset past it is unknown.
@@ -125,15 +120,12 @@ TEST_P(RecordedLineTables, MatchInterpreter) {
   }
   EXPECT_EQ(failures, 0) << failures << " of " << checked << " offsets decoded wrongly";
   RecordProperty("checked", static_cast<int>(checked));
-  std::cout << "[ fixture  ] 3." << minor << " (" << fixture.at("python").get<std::string>()
-            << "): " << objects.size() << " code objects, " << checked << " offsets checked ("
-            << no_line << " with no line)\n";
+  std::cout << "[ fixture  ] 3." << minor << " (" << fixture.at("python").get<std::string>() << "): " << objects.size()
+            << " code objects, " << checked << " offsets checked (" << no_line << " with no line)\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(CPython, RecordedLineTables, ::testing::Values(8, 9, 10, 11, 12, 13),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                           return "3_" + std::to_string(info.param);
-                         });
+                         [](const ::testing::TestParamInfo<int>& info) { return "3_" + std::to_string(info.param); });
 
 TEST(LineTableFormat, ByVersion) {
   EXPECT_EQ(line_table_format(3, 8), kLnotab);
@@ -213,12 +205,12 @@ constexpr std::uint8_t head(int code, int units) {
 
 TEST(Locations311, EveryEntryKind) {
   const Bytes table = {
-      head(0, 1), 0x12,               // [0,2)   short form: line 10
-      head(11, 2), 3, 9,              // [2,6)   one-line form: +1 -> 11
-      head(13, 1), 0x48, 0x03,        // [6,8)   no columns: svarint 200 -> +100 -> 111
-      head(15, 3),                    // [8,14)  no location
-      head(14, 8), 0x05, 1, 2, 0x3f,  // [14,30) long form: svarint 5 -> -2 -> 109
-      head(12, 1), 1, 2,              // [30,32) one-line form: +2 -> 111
+      head(0, 1),  0x12,                 // [0,2)   short form: line 10
+      head(11, 2), 3,    9,              // [2,6)   one-line form: +1 -> 11
+      head(13, 1), 0x48, 0x03,           // [6,8)   no columns: svarint 200 -> +100 -> 111
+      head(15, 3),                       // [8,14)  no location
+      head(14, 8), 0x05, 1,    2, 0x3f,  // [14,30) long form: svarint 5 -> -2 -> 109
+      head(12, 1), 1,    2,              // [30,32) one-line form: +2 -> 111
   };
   EXPECT_EQ(line(k311, table, 10, 0), 10);
   EXPECT_EQ(line(k311, table, 10, 2), 11);
@@ -234,24 +226,22 @@ TEST(Locations311, EveryEntryKind) {
 
 TEST(Locations311, Malformed) {
   const std::uint8_t long_form = head(14, 1);
-  EXPECT_EQ(line(k311, {}, 1, 0), std::nullopt);                        // empty table
-  EXPECT_EQ(line(k311, {head(0, 1), 0}, 1, 2), std::nullopt);           // offset past end
-  EXPECT_EQ(line(k311, {head(0, 1), 0}, 1, -2), std::nullopt);          // negative offset
-  EXPECT_EQ(line(k311, {long_form, 0x42}, 1, 0), std::nullopt);         // truncated varint
-  EXPECT_EQ(line(k311, {long_form, 0x02, 0, 0}, 1, 0), std::nullopt);   // missing end column
-  EXPECT_EQ(line(k311, {head(10, 1), 3}, 1, 0), std::nullopt);          // missing column byte
-  EXPECT_EQ(line(k311, {head(0, 1)}, 1, 0), std::nullopt);              // missing column byte
-  EXPECT_EQ(line(k311, {0x12, head(0, 1), 0}, 1, 0), std::nullopt);     // no header first
-  EXPECT_EQ(line(k311, {head(0, 1), 0, 0, 0}, 1, 2), std::nullopt);     // stray body byte
+  EXPECT_EQ(line(k311, {}, 1, 0), std::nullopt);                                // empty table
+  EXPECT_EQ(line(k311, {head(0, 1), 0}, 1, 2), std::nullopt);                   // offset past end
+  EXPECT_EQ(line(k311, {head(0, 1), 0}, 1, -2), std::nullopt);                  // negative offset
+  EXPECT_EQ(line(k311, {long_form, 0x42}, 1, 0), std::nullopt);                 // truncated varint
+  EXPECT_EQ(line(k311, {long_form, 0x02, 0, 0}, 1, 0), std::nullopt);           // missing end column
+  EXPECT_EQ(line(k311, {head(10, 1), 3}, 1, 0), std::nullopt);                  // missing column byte
+  EXPECT_EQ(line(k311, {head(0, 1)}, 1, 0), std::nullopt);                      // missing column byte
+  EXPECT_EQ(line(k311, {0x12, head(0, 1), 0}, 1, 0), std::nullopt);             // no header first
+  EXPECT_EQ(line(k311, {head(0, 1), 0, 0, 0}, 1, 2), std::nullopt);             // stray body byte
   EXPECT_EQ(line(k311, {long_form, 0x40, head(0, 1), 0}, 1, 0), std::nullopt);  // varint
                                                                                 // cut by header
   // A varint longer than any C int needs (7 chunks) is rejected, not shifted past 64 bits.
-  EXPECT_EQ(line(k311, {head(13, 1), 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x00}, 1, 0),
-            std::nullopt);
+  EXPECT_EQ(line(k311, {head(13, 1), 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x00}, 1, 0), std::nullopt);
   // Line deltas that leave the int range are rejected.
   EXPECT_EQ(line(k311, {head(13, 1), 0x03}, 0, 0), std::nullopt);  // 0 - 1
-  EXPECT_EQ(line(k311, {head(13, 1), 0x7e, 0x7f, 0x7f, 0x7f, 0x7f, 0x0f}, 1, 0),
-            std::nullopt);
+  EXPECT_EQ(line(k311, {head(13, 1), 0x7e, 0x7f, 0x7f, 0x7f, 0x7f, 0x0f}, 1, 0), std::nullopt);
 }
 
 TEST(Locations311, LargestVarintIsAccepted) {

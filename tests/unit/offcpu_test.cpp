@@ -118,9 +118,12 @@ TEST(NativeStack, RootFirstWithTracingFramesDroppedAndTruncationMarked) {
   auto name = [&](std::uint64_t addr, bool ret) {
     calls.emplace_back(addr, ret);
     switch (addr) {
-      case 1: return std::string("bpf_prog_1234_offcpu_switch_btf [bpf]");
-      case 2: return std::string("bpf_trace_run4");
-      default: return "f" + std::to_string(addr);
+      case 1:
+        return std::string("bpf_prog_1234_offcpu_switch_btf [bpf]");
+      case 2:
+        return std::string("bpf_trace_run4");
+      default:
+        return "f" + std::to_string(addr);
     }
   };
   auto full = root_first_stack(st, 20, name, trackers::is_tracing_frame);

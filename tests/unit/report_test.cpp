@@ -40,8 +40,9 @@ std::string line_with(const std::string& text, const std::string& needle) {
 }
 
 Json thread_event(const char* metric, const char* thread, long tid) {
-  return {{"metric", metric}, {"env", "t"}, {"ts", "2026-11-29T16:14:43.000000Z"}, {"ts_us", 1}, {"pid", 100},
-          {"tid", tid},       {"comm", "python3"}, {"thread_name", thread}};
+  return {{"metric", metric},  {"env", "t"},           {"ts", "2026-11-29T16:14:43.000000Z"},
+          {"ts_us", 1},        {"pid", 100},           {"tid", tid},
+          {"comm", "python3"}, {"thread_name", thread}};
 }
 
 TEST(Distribution, NearestRankPercentiles) {
@@ -67,7 +68,8 @@ TEST(Report, CpuSharesAndFunctions) {
     r.add(e);
   };
   const std::string root = "<module> (/srv/app/main.py:40)";
-  for (int i = 0; i < 60; ++i) sample("MainThread", root + ";handle (/srv/app/views.py:12);render (/srv/app/views.py:30)");
+  for (int i = 0; i < 60; ++i)
+    sample("MainThread", root + ";handle (/srv/app/views.py:12);render (/srv/app/views.py:30)");
   for (int i = 0; i < 30; ++i) sample("Worker-1", root + ";handle (/srv/app/views.py:12);query (/srv/app/db.py:7)");
   for (int i = 0; i < 10; ++i) sample("Worker-1", root + ";handle (/srv/app/views.py:13)");
   std::string text = r.render();
@@ -208,13 +210,22 @@ TEST(Report, HandoffAndHostNetHealth) {
     r.add(e);
   }
   for (int i = 0; i < 3; ++i) {
-    r.add({{"metric", "request_queue"}, {"picked_up", 10}, {"cancelled", i}, {"queued_max", 2 + i},
-           {"oldest_queued_ms", 1.5 * i}, {"threads_used", 2}});
+    r.add({{"metric", "request_queue"},
+           {"picked_up", 10},
+           {"cancelled", i},
+           {"queued_max", 2 + i},
+           {"oldest_queued_ms", 1.5 * i},
+           {"threads_used", 2}});
   }
   for (int i = 0; i < 2; ++i) {
-    Json h = {{"metric", "host_net_health"}, {"established_inbound", 5}, {"established_outbound", 7},
-              {"time_wait", 3},              {"close_wait", 150},       {"syn_sent", 0},
-              {"syn_recv", 0},               {"warnings", {"close_wait=150 (possible fd leak)"}}};
+    Json h = {{"metric", "host_net_health"},
+              {"established_inbound", 5},
+              {"established_outbound", 7},
+              {"time_wait", 3},
+              {"close_wait", 150},
+              {"syn_sent", 0},
+              {"syn_recv", 0},
+              {"warnings", {"close_wait=150 (possible fd leak)"}}};
     r.add(h);
   }
   std::string text = r.render();
@@ -232,7 +243,9 @@ TEST(Report, HandoffAndHostNetHealth) {
 TEST(Report, LongNamesStayWithinTheWidth) {
   Report r;
   std::string deep;
-  for (int i = 0; i < 50; ++i) deep += (deep.empty() ? "" : ";") + std::string("función_muy_larga_") + std::to_string(i) + " (/very/long/path/to/a/módulo.py:" + std::to_string(i) + ")";
+  for (int i = 0; i < 50; ++i)
+    deep += (deep.empty() ? "" : ";") + std::string("función_muy_larga_") + std::to_string(i) +
+            " (/very/long/path/to/a/módulo.py:" + std::to_string(i) + ")";
   Json e = thread_event("py_stack", "A-thread-with-a-really-long-name-that-goes-on", 1);
   e["stack"] = deep;
   r.add(e);

@@ -34,7 +34,9 @@ class TempDb : public ::testing::Test {
   std::string path_;
 };
 
-RunInfo run_info() { return {"test", "host-a", "0.1.0", "pyebpf -p 1 -e test", {1, 2}, 1795968883529837LL}; }
+RunInfo run_info() {
+  return {"test", "host-a", "0.1.0", "pyebpf -p 1 -e test", {1, 2}, 1795968883529837LL};
+}
 
 std::vector<Json> read_all(const std::string& path, long run) {
   SqliteStore store(path, SqliteStore::Mode::Read);
@@ -44,14 +46,20 @@ std::vector<Json> read_all(const std::string& path, long run) {
 }
 
 TEST_F(TempDb, EventsRoundTripWithTheirTypes) {
-  Json py = {{"metric", "py_stack"}, {"env", "test"},  {"ts", "2026-11-29T16:14:43.529837Z"},
-             {"ts_us", 1795968883529837LL}, {"pid", 7714}, {"thread_name", "Wörker"},
-             {"stack", "a (x.py:1);b (x.py:2)"}, {"stack_depth", 2}, {"truncated", false}};
+  Json py = {{"metric", "py_stack"},
+             {"env", "test"},
+             {"ts", "2026-11-29T16:14:43.529837Z"},
+             {"ts_us", 1795968883529837LL},
+             {"pid", 7714},
+             {"thread_name", "Wörker"},
+             {"stack", "a (x.py:1);b (x.py:2)"},
+             {"stack_depth", 2},
+             {"truncated", false}};
   Json off = {{"metric", "off_cpu"},
               {"off_cpu_ms", 12.5},
               {"kernel_stack", {"schedule", "futex_wait"}},
               {"brand_new_field", {{"nested", true}}},  // no schema knows it: added on the fly
-              {"count", nullptr}};                         // null: stored as NULL, absent on the way back
+              {"count", nullptr}};                      // null: stored as NULL, absent on the way back
   Json custom = {{"metric", "request_queue"}, {"queued", 3}, {"p99_ms", 1.25}};  // a metric without a schema
   {
     SqliteStore store(path_, SqliteStore::Mode::Write);

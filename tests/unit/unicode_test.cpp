@@ -30,7 +30,10 @@ TEST(UnicodeTest, LoneSurrogatesAndOutOfRangeBecomeReplacement) {
 
 TEST(UnicodeTest, SanitizeKeepsValidUtf8AndReplacesTheRest) {
   EXPECT_EQ(sanitize_utf8("données_🐍"), "données_🐍");
-  EXPECT_EQ(sanitize_utf8("a\xff" "b"), "a\xef\xbf\xbd" "b");
+  EXPECT_EQ(sanitize_utf8("a\xff"
+                          "b"),
+            "a\xef\xbf\xbd"
+            "b");
   EXPECT_EQ(sanitize_utf8("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd") << "overlong form";
   EXPECT_EQ(sanitize_utf8("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd") << "encoded surrogate";
   EXPECT_EQ(sanitize_utf8("\xe8\xa8"), "\xef\xbf\xbd\xef\xbf\xbd") << "truncated sequence";
