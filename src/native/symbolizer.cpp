@@ -19,16 +19,16 @@ std::string basename_of(const std::string& path) {
 
 }  // namespace
 
-std::shared_ptr<const python::ElfFile> ElfCache::get(pid_t pid, const python::Mapping& mapping) {
-  std::string path = python::host_path(pid, mapping);
+std::shared_ptr<const binary::ElfFile> ElfCache::get(pid_t pid, const procfs::Mapping& mapping) {
+  std::string path = procfs::host_path(pid, mapping);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return nullptr;
   auto key = std::make_pair(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino));
   auto it = files_.find(key);
   if (it != files_.end()) return it->second;
-  std::shared_ptr<const python::ElfFile> file;
+  std::shared_ptr<const binary::ElfFile> file;
   try {
-    file = std::make_shared<const python::ElfFile>(python::ElfFile::open(path));
+    file = std::make_shared<const binary::ElfFile>(binary::ElfFile::open(path));
   } catch (const Error& e) {
     spdlog::debug("native symbols: {}", e.what());
   }
@@ -42,9 +42,9 @@ NativeSymbolizer::NativeSymbolizer(pid_t pid, ElfCache& files) : pid_(pid), file
 
 void NativeSymbolizer::refresh_maps() {
   refreshed_ = std::chrono::steady_clock::now();
-  std::vector<python::Mapping> maps;
+  std::vector<procfs::Mapping> maps;
   try {
-    maps = python::read_maps(pid_);
+    maps = procfs::read_maps(pid_);
   } catch (const Error&) {
     return;  // process gone: keep what we knew
   }
@@ -56,10 +56,10 @@ void NativeSymbolizer::refresh_maps() {
   std::sort(maps_.begin(), maps_.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
 }
 
-const python::Mapping* NativeSymbolizer::mapping_of(std::uint64_t address) {
-  auto find = [&]() -> const python::Mapping* {
+const procfs::Mapping* NativeSymbolizer::mapping_of(std::uint64_t address) {
+  auto find = [&]() -> const procfs::Mapping* {
     auto it = std::upper_bound(maps_.begin(), maps_.end(), address,
-                               [](std::uint64_t a, const python::Mapping& m) { return a < m.start; });
+                               [](std::uint64_t a, const procfs::Mapping& m) { return a < m.start; });
     if (it == maps_.begin()) return nullptr;
     --it;
     return address < it->end ? &*it : nullptr;
@@ -76,7 +76,7 @@ std::string NativeSymbolizer::name(std::uint64_t address, bool return_address) {
     ++resolved_;
     return it->second;
   }
-  const python::Mapping* m = mapping_of(lookup);
+  const procfs::Mapping* m = mapping_of(lookup);
   if (!m) {
     ++unresolved_;
     return unresolved_frame(address);

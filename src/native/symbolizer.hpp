@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "python/elf_file.hpp"
-#include "python/maps.hpp"
+#include "binary/elf_file.hpp"
+#include "procfs/maps.hpp"
 
 namespace pyebpf::native {
 
@@ -23,11 +23,11 @@ namespace pyebpf::native {
 // remembered as such and not retried.
 class ElfCache {
  public:
-  std::shared_ptr<const python::ElfFile> get(pid_t pid, const python::Mapping& mapping);
+  std::shared_ptr<const binary::ElfFile> get(pid_t pid, const procfs::Mapping& mapping);
   std::size_t size() const { return files_.size(); }
 
  private:
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::shared_ptr<const python::ElfFile>> files_;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::shared_ptr<const binary::ElfFile>> files_;
 };
 
 // Names native (user-space) code addresses of one process: the executable
@@ -49,14 +49,14 @@ class NativeSymbolizer {
   std::uint64_t unresolved() const { return unresolved_; }
 
  private:
-  const python::Mapping* mapping_of(std::uint64_t address);
+  const procfs::Mapping* mapping_of(std::uint64_t address);
   void refresh_maps();
 
   static constexpr std::size_t kMaxCached = 65536;
 
   pid_t pid_;
   ElfCache& files_;
-  std::vector<python::Mapping> maps_;  // executable, file-backed, sorted by start
+  std::vector<procfs::Mapping> maps_;  // executable, file-backed, sorted by start
   std::chrono::steady_clock::time_point refreshed_{};
   std::unordered_map<std::uint64_t, std::string> cache_;
   std::uint64_t resolved_ = 0, unresolved_ = 0;

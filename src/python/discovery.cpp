@@ -34,7 +34,7 @@ bool looks_like_libpython(const std::string& path) {
 // Where no Py_Version symbol exists (<= 3.10): PY_VERSION ("3.10.13") is a
 // string in .rodata, used by Py_GetVersion(). `prefix` narrows the search to
 // a known major.minor ("3.10.") or to any 3.x ("3."). Ambiguity gives nullopt.
-std::optional<PyVersion> version_from_rodata(const ElfFile& elf, const std::string& prefix) {
+std::optional<PyVersion> version_from_rodata(const binary::ElfFile& elf, const std::string& prefix) {
   static const std::regex exact(R"(^(\d+)\.(\d+)\.(\d+)((?:a|b|rc)\d+)?\+?$)");
   std::set<std::string> found;
   for (const auto& s : elf.strings_starting_with(".rodata", prefix)) {
@@ -58,7 +58,7 @@ std::optional<std::uint64_t> Interpreter::symbol_address(std::string_view name) 
   return load_bias + sym->value;
 }
 
-std::optional<std::uint64_t> load_bias(const ElfFile& elf, const std::vector<Mapping>& maps,
+std::optional<std::uint64_t> load_bias(const binary::ElfFile& elf, const std::vector<procfs::Mapping>& maps,
                                        const std::string& mapped_path) {
   for (const auto& m : maps) {
     if (m.path != mapped_path) continue;
@@ -72,23 +72,23 @@ std::optional<std::uint64_t> load_bias(const ElfFile& elf, const std::vector<Map
 
 Interpreter discover_interpreter(pid_t pid) {
   const std::string who = "pid " + std::to_string(pid);
-  std::vector<Mapping> maps = read_maps(pid);
+  std::vector<procfs::Mapping> maps = procfs::read_maps(pid);
 
   // Candidates: libpython*.so and the executable itself, each mapped file once.
   const std::string exe = exe_path(pid);
-  std::vector<const Mapping*> candidates;
+  std::vector<const procfs::Mapping*> candidates;
   std::set<std::string> seen;
   for (const auto& m : maps) {
     if (!m.file_backed() || !seen.insert(m.path).second) continue;
     if (looks_like_libpython(m.path) || m.path == exe) candidates.push_back(&m);
   }
   std::stable_partition(candidates.begin(), candidates.end(),
-                        [](const Mapping* m) { return looks_like_libpython(m->path); });
+                        [](const procfs::Mapping* m) { return looks_like_libpython(m->path); });
 
   std::optional<Interpreter> old_python;  // a Python without _PyRuntime (<= 3.6)
-  for (const Mapping* m : candidates) {
-    std::string open_path = host_path(pid, *m);
-    ElfFile elf = ElfFile::open(open_path);
+  for (const procfs::Mapping* m : candidates) {
+    std::string open_path = procfs::host_path(pid, *m);
+    binary::ElfFile elf = binary::ElfFile::open(open_path);
     auto runtime = elf.symbol("_PyRuntime");
     if (!runtime) {
       auto v = version_from_filename(m->path);

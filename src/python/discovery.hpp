@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "python/elf_file.hpp"
-#include "python/maps.hpp"
+#include "binary/elf_file.hpp"
+#include "procfs/maps.hpp"
 #include "python/version.hpp"
 
 namespace pyebpf::python {
@@ -19,7 +19,7 @@ namespace pyebpf::python {
 struct Interpreter {
   std::string mapped_path;  // path as the target sees it
   std::string open_path;    // path pyebpf opens it by (through /proc/PID/root)
-  ElfFile elf;
+  binary::ElfFile elf;
   std::uint64_t load_bias = 0;  // runtime address = load_bias + st_value
   PyVersion version;
   std::string version_source;      // "Py_Version symbol", "file name"
@@ -41,7 +41,7 @@ Interpreter discover_interpreter(pid_t pid);
 // Load bias of `elf` as mapped in `maps` under `mapped_path`: the difference
 // between where a PT_LOAD segment is mapped and its p_vaddr. 0 for non-PIE
 // executables, the mapping base for shared objects.
-std::optional<std::uint64_t> load_bias(const ElfFile& elf, const std::vector<Mapping>& maps,
+std::optional<std::uint64_t> load_bias(const binary::ElfFile& elf, const std::vector<procfs::Mapping>& maps,
                                        const std::string& mapped_path);
 
 }  // namespace pyebpf::python

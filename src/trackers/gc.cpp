@@ -48,7 +48,7 @@ std::string gc_collector_name(const python::PyVersion& version) {
   return version.major == 3 && version.minor <= 9 ? "collect" : "gc_collect_main";
 }
 
-GcHookPlan plan_gc_hooks(const python::ElfFile& elf, const python::PyVersion& version, GcHookChoice choice) {
+GcHookPlan plan_gc_hooks(const binary::ElfFile& elf, const python::PyVersion& version, GcHookChoice choice) {
   GcHookPlan plan;
   auto start = elf.usdt_probe("python", "gc__start");
   auto done = elf.usdt_probe("python", "gc__done");
@@ -237,7 +237,7 @@ void GcTracker::attach(pid_t pid, const std::string& binary, const GcHookPlan& p
     }
     return;
   }
-  const python::ElfFile& elf = ctx_->targets.python(pid)->interpreter().elf;
+  const binary::ElfFile& elf = ctx_->targets.python(pid)->interpreter().elf;
   for (std::size_t i = 0; i < plan.functions.size(); ++i) {
     const auto& sym = plan.functions[i];
     const std::uint64_t offset = *elf.file_offset(sym.value);

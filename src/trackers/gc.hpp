@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "binary/elf_file.hpp"
 #include "bpf/handles.hpp"
 #include "bpf/ring_buffer.hpp"
 #include "gc.h"
-#include "python/elf_file.hpp"
 #include "python/offsets.hpp"
 #include "python/version.hpp"
 #include "trackers/tracker.hpp"
@@ -30,12 +30,12 @@ std::optional<GcHookChoice> parse_gc_hook(const std::string& text);
 struct GcHookPlan {
   enum class Kind { None, Usdt, Uprobe } kind = Kind::None;
   // Uprobe: the collector and its compiler clones (entry points only).
-  std::vector<python::ElfSymbol> functions;
+  std::vector<binary::ElfSymbol> functions;
   // Uprobe: per function, whether its first argument is the PyThreadState*
   // (the unmodified function on 3.9+; clones may have dropped parameters).
   std::vector<bool> arg0_is_tstate;
   // Usdt: the two probes.
-  std::optional<python::UsdtProbe> start, done;
+  std::optional<binary::UsdtProbe> start, done;
   // One line for the log: what is attached and what the duration covers.
   std::string description;
   // Kind::None: why nothing can be attached, and what would fix it.
@@ -48,7 +48,7 @@ std::string gc_collector_name(const python::PyVersion& version);
 
 // Picks the hooks for one interpreter ELF of `version`. Pure: reads only the
 // ELF's symbols and notes.
-GcHookPlan plan_gc_hooks(const python::ElfFile& elf, const python::PyVersion& version, GcHookChoice choice);
+GcHookPlan plan_gc_hooks(const binary::ElfFile& elf, const python::PyVersion& version, GcHookChoice choice);
 
 // Where the target's GC state and per-generation stats are. Checks the
 // offsets row against what the BPF side assumes and against the live

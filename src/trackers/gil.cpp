@@ -12,9 +12,9 @@
 #include <cstring>
 
 #include "gil.skel.h"
+#include "procfs/maps.hpp"
 #include "pyebpf/error.hpp"
 #include "pyebpf/fd.hpp"
-#include "python/maps.hpp"
 #include "python/process.hpp"
 #include "python/stack_format.hpp"
 #include "trackers/bpf_counters.hpp"
@@ -61,7 +61,7 @@ int libc_rank(const std::string& name) {
 // The mapped library that defines pthread_cond_timedwait for `pid`, and where.
 std::optional<GilHookPlan> plan_cond_wait(pid_t pid, const python::PythonProcess& python) {
   const auto& interp = python.interpreter();
-  auto plan_in = [&](const python::ElfFile& elf, const std::string& shown) -> std::optional<GilHookPlan> {
+  auto plan_in = [&](const binary::ElfFile& elf, const std::string& shown) -> std::optional<GilHookPlan> {
     auto sym = elf.symbol(kCondWait);
     if (!sym || sym->type != STT_FUNC) return std::nullopt;
     auto offset = elf.file_offset(sym->value);
@@ -79,8 +79,8 @@ std::optional<GilHookPlan> plan_cond_wait(pid_t pid, const python::PythonProcess
   // copy) or waits some other way (no plan: the probe would stay silent).
   if (!interp.elf.imports(kCondWait)) return plan_in(interp.elf, interp.mapped_path);
 
-  std::vector<std::pair<int, python::Mapping>> libs;
-  for (const auto& m : python::read_maps(pid)) {
+  std::vector<std::pair<int, procfs::Mapping>> libs;
+  for (const auto& m : procfs::read_maps(pid)) {
     int rank = libc_rank(basename(m.path));
     if (!m.file_backed() || rank < 0) continue;
     if (std::none_of(libs.begin(), libs.end(), [&](const auto& l) { return l.second.path == m.path; }))
@@ -89,7 +89,7 @@ std::optional<GilHookPlan> plan_cond_wait(pid_t pid, const python::PythonProcess
   std::stable_sort(libs.begin(), libs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [rank, m] : libs) {
     try {
-      if (auto plan = plan_in(python::ElfFile::open(python::host_path(pid, m)), m.path)) return plan;
+      if (auto plan = plan_in(binary::ElfFile::open(procfs::host_path(pid, m)), m.path)) return plan;
     } catch (const Error& e) {
       spdlog::debug("gil: pid {}: {}", pid, e.what());
     }
@@ -99,8 +99,8 @@ std::optional<GilHookPlan> plan_cond_wait(pid_t pid, const python::PythonProcess
 
 }  // namespace
 
-std::vector<python::ElfSymbol> take_gil_functions(const python::ElfFile& elf) {
-  std::vector<python::ElfSymbol> out;
+std::vector<binary::ElfSymbol> take_gil_functions(const binary::ElfFile& elf) {
+  std::vector<binary::ElfSymbol> out;
   for (auto& sym : elf.symbol_and_clones("take_gil")) {
     if (sym.type != STT_FUNC || sym.size == 0) continue;
     if (sym.name.find(".cold") != std::string::npos || sym.name.find(".part") != std::string::npos) continue;

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "binary/elf_file.hpp"
 #include "bpf/handles.hpp"
 #include "bpf/ring_buffer.hpp"
 #include "gil.h"
-#include "python/elf_file.hpp"
 #include "python/offsets.hpp"
 #include "trackers/tracker.hpp"
 
@@ -29,7 +29,7 @@ struct GilHookPlan {
   pyebpf_gil_hook hook = PYEBPF_GIL_HOOK_TAKE_GIL;
   std::string binary;                      // file the uprobes go in, as pyebpf opens it
   std::string shown_binary;                // the same file as the target sees it
-  std::vector<python::ElfSymbol> entries;  // functions probed (entry + return each)
+  std::vector<binary::ElfSymbol> entries;  // functions probed (entry + return each)
   std::vector<std::uint64_t> offsets;      // their file offsets
   std::string why;                         // why this hook, for the info log
 };
@@ -37,7 +37,7 @@ struct GilHookPlan {
 // take_gil and its whole-function compiler clones (take_gil.constprop.0...):
 // functions that a call to take_gil may enter and return from. Split-off
 // parts (.cold, .part.N) are not entry points and are left out.
-std::vector<python::ElfSymbol> take_gil_functions(const python::ElfFile& elf);
+std::vector<binary::ElfSymbol> take_gil_functions(const binary::ElfFile& elf);
 
 // The per-process BPF configuration for a GIL at `gil_addr`, checked against
 // what the BPF side can read (every field inside PYEBPF_GIL_STATE_BYTES).

@@ -81,6 +81,10 @@ std::string build_test_name(const PythonBuild& build) {
   return name;
 }
 
+void PrintTo(const PythonBuild& build, std::ostream* os) {
+  *os << build.label << " (" << build.path << ")";
+}
+
 std::string workload_path(const std::string& name) {
   return std::string(PYEBPF_WORKLOADS_DIR) + "/" + name;
 }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ std::vector<std::string> skipped_pythons();
 
 // gtest parameter name: "pyenv_3_11_7".
 std::string build_test_name(const PythonBuild& build);
+// How gtest prints a build in failure messages: its label and path.
+void PrintTo(const PythonBuild& build, std::ostream* os);
 
 std::string workload_path(const std::string& name);  // tests/workloads/<name>
 std::string pyebpf_binary();

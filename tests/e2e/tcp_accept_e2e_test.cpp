@@ -15,6 +15,10 @@ struct AcceptCase {
   std::string family;  // "4" or "6"
 };
 
+void PrintTo(const AcceptCase& c, std::ostream* os) {
+  *os << c.python.label << " IPv" << c.family;
+}
+
 class TcpAcceptE2E : public ::testing::TestWithParam<AcceptCase> {};
 
 TEST_P(TcpAcceptE2E, DwellQueuesAndHandshakeMatchTheServer) {

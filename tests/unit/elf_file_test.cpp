@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "python/elf_file.hpp"
+#include "binary/elf_file.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 
+#include "procfs/maps.hpp"
 #include "pyebpf/error.hpp"
 #include "python/discovery.hpp"
-#include "python/maps.hpp"
 
 // A function with a known address in this (PIE) test binary.
 extern "C" __attribute__((noinline, used)) int pyebpf_elf_test_marker(int x) {
@@ -16,6 +16,8 @@ extern "C" __attribute__((noinline, used)) int pyebpf_elf_test_marker(int x) {
 }
 
 namespace pyebpf::python {
+using binary::ElfFile;
+using procfs::read_maps;
 namespace {
 
 std::string self_exe() {

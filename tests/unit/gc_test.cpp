@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "python/elf_file.hpp"
+#include "binary/elf_file.hpp"
 #include "trackers/gc.hpp"
 
 namespace pyebpf::trackers {
@@ -23,7 +23,7 @@ std::string pyenv_lib(const std::string& version) {
 #define REQUIRE_FILE(path) \
   if (access((path).c_str(), R_OK) != 0) GTEST_SKIP() << (path) << " is not on this machine"
 
-std::vector<std::string> names(const std::vector<python::ElfSymbol>& symbols) {
+std::vector<std::string> names(const std::vector<binary::ElfSymbol>& symbols) {
   std::vector<std::string> out;
   for (const auto& s : symbols) out.push_back(s.name);
   std::sort(out.begin(), out.end());
@@ -46,7 +46,7 @@ TEST(GcHooks, ParsesTheHookFlag) {
 
 TEST(GcHooks, StrippedDebianBuildGetsItsUsdtProbesWithSemaphores) {
   REQUIRE_FILE(std::string(kDebian));
-  auto elf = python::ElfFile::open(kDebian);
+  auto elf = binary::ElfFile::open(kDebian);
   ASSERT_FALSE(elf.has_symtab());
   auto plan = plan_gc_hooks(elf, {3, 11, 2}, GcHookChoice::Auto);
   ASSERT_EQ(plan.kind, Kind::Usdt) << plan.missing;
@@ -72,7 +72,7 @@ TEST(GcHooks, StrippedDebianBuildGetsItsUsdtProbesWithSemaphores) {
 TEST(GcHooks, Python38HasTwoClonesOfCollectWithDifferentParameters) {
   const std::string path = pyenv_lib("3.8.18");
   REQUIRE_FILE(path);
-  auto elf = python::ElfFile::open(path);
+  auto elf = binary::ElfFile::open(path);
   auto plan = plan_gc_hooks(elf, {3, 8, 18}, GcHookChoice::Auto);
   ASSERT_EQ(plan.kind, Kind::Uprobe) << plan.missing;
   EXPECT_EQ(names(plan.functions), (std::vector<std::string>{"collect.constprop.0", "collect.constprop.1"}));
@@ -90,7 +90,7 @@ TEST(GcHooks, PlainCollectorPassesTheThreadStateFirst) {
     const std::string path = pyenv_lib(version);
     if (access(path.c_str(), R_OK) != 0) continue;
     SCOPED_TRACE(path);
-    auto elf = python::ElfFile::open(path);
+    auto elf = binary::ElfFile::open(path);
     int minor = std::stoi(version.substr(2));
     auto plan = plan_gc_hooks(elf, {3, minor, 0}, GcHookChoice::Auto);
     ASSERT_EQ(plan.kind, Kind::Uprobe) << plan.missing;
@@ -107,7 +107,7 @@ TEST(GcHooks, PlainCollectorPassesTheThreadStateFirst) {
 TEST(GcHooks, ColdPartsAreNeverEntryPoints) {
   const std::string path = pyenv_lib("3.11.7");
   REQUIRE_FILE(path);
-  auto elf = python::ElfFile::open(path);
+  auto elf = binary::ElfFile::open(path);
   auto all = names(elf.symbol_and_clones("_PyEval_EvalFrameDefault"));
   ASSERT_NE(std::find(all.begin(), all.end(), "_PyEval_EvalFrameDefault.cold"), all.end())
       << "this build has no .cold part to test with";

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "app/cli.hpp"
+#include "binary/elf_file.hpp"
 #include "pyebpf/error.hpp"
-#include "python/elf_file.hpp"
 #include "python/offsets.hpp"
 #include "trackers/gil.hpp"
 
@@ -59,7 +59,7 @@ TEST(GilHooks, TakeGilClonesAreEntryPointsButSplitPartsAreNot) {
   const std::string lib =
       std::string(getenv("HOME") ? getenv("HOME") : "/root") + "/.pyenv/versions/3.8.18/lib/libpython3.8.so.1.0";
   if (!std::filesystem::exists(lib)) GTEST_SKIP() << lib << " is not installed";
-  auto functions = trackers::take_gil_functions(python::ElfFile::open(lib));
+  auto functions = trackers::take_gil_functions(binary::ElfFile::open(lib));
   std::vector<std::string> names;
   for (const auto& f : functions) names.push_back(f.name);
   EXPECT_EQ(names, (std::vector<std::string>{"take_gil", "take_gil.constprop.0"}));
@@ -78,7 +78,7 @@ TEST(GilHooks, InstalledInterpretersCallPthreadCondTimedwaitFromTheCLibrary) {
   std::size_t checked = 0;
   for (const auto& f : files) {
     if (!std::filesystem::exists(f)) continue;
-    auto elf = python::ElfFile::open(f);
+    auto elf = binary::ElfFile::open(f);
     EXPECT_TRUE(elf.imports("pthread_cond_timedwait")) << f;
     EXPECT_FALSE(elf.imports("take_gil")) << f;
     ++checked;
@@ -95,7 +95,7 @@ TEST(ElfVersions, DefaultVersionOfAVersionedSymbolWins) {
   ASSERT_NE(addr, nullptr);
   Dl_info info{};
   ASSERT_NE(dladdr(addr, &info), 0);
-  auto elf = python::ElfFile::open(info.dli_fname);
+  auto elf = binary::ElfFile::open(info.dli_fname);
   auto sym = elf.symbol("pthread_cond_timedwait");
   ASSERT_TRUE(sym);
   std::uint64_t bias = elf.is_shared_object() ? reinterpret_cast<std::uint64_t>(info.dli_fbase) : 0;

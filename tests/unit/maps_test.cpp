@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "python/maps.hpp"
+#include "procfs/maps.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "pyebpf/error.hpp"
 
-namespace pyebpf::python {
+namespace pyebpf::procfs {
 namespace {
 
 TEST(MapsTest, ParsesFileBackedAnonymousAndDeletedMappings) {
@@ -56,4 +56,4 @@ TEST(MapsTest, MissingProcessIsAClearError) {
 }
 
 }  // namespace
-}  // namespace pyebpf::python
+}  // namespace pyebpf::procfs

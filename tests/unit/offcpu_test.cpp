@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "binary/elf_file.hpp"
 #include "native/format.hpp"
 #include "native/kallsyms.hpp"
 #include "native/symbolizer.hpp"
 #include "offcpu.h"
-#include "python/elf_file.hpp"
-#include "python/maps.hpp"
+#include "procfs/maps.hpp"
 #include "trackers/offcpu.hpp"
 
 // A function with a known name and no other function right after it: aligned
@@ -159,7 +159,7 @@ std::string self_exe_name() {
 }
 
 TEST(ElfSymbols, FunctionAtCoversExactlyTheSymbolRange) {
-  python::ElfFile elf = python::ElfFile::open("/proc/self/exe");
+  binary::ElfFile elf = binary::ElfFile::open("/proc/self/exe");
   auto sym = elf.symbol("pyebpf_offcpu_test_marker");
   ASSERT_TRUE(sym.has_value());
   ASSERT_GT(sym->size, 0u);
@@ -183,7 +183,7 @@ TEST(NativeSymbolizer, NamesFunctionsOfThisProcessWithTheirModule) {
   EXPECT_EQ(sym.name(addr + 2, false), "pyebpf_offcpu_test_marker [" + module + "]");
   // A return address right after the function's last byte still names the
   // function whose call it follows.
-  python::ElfFile elf = python::ElfFile::open("/proc/self/exe");
+  binary::ElfFile elf = binary::ElfFile::open("/proc/self/exe");
   auto info = elf.symbol("pyebpf_offcpu_test_marker");
   ASSERT_TRUE(info.has_value());
   EXPECT_EQ(sym.name(addr + info->size, true), "pyebpf_offcpu_test_marker [" + module + "]");
@@ -202,7 +202,7 @@ TEST(NativeSymbolizer, MarksWhatItCannotResolve) {
   EXPECT_EQ(sym.name(heap_addr, false), native::unresolved_frame(heap_addr));
   EXPECT_EQ(sym.name(heap_addr, false).rfind("[unknown] [0x", 0), 0u);
   // Padding after the marker function: in our executable mapping, covered by no symbol.
-  python::ElfFile elf = python::ElfFile::open("/proc/self/exe");
+  binary::ElfFile elf = binary::ElfFile::open("/proc/self/exe");
   auto info = elf.symbol("pyebpf_offcpu_test_marker");
   ASSERT_TRUE(info.has_value());
   auto addr = reinterpret_cast<std::uint64_t>(&pyebpf_offcpu_test_marker) + info->size;

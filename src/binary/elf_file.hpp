@@ -10,7 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
-namespace pyebpf::python {
+namespace pyebpf::binary {
 
 struct ElfSymbol {
   std::string name;
@@ -92,4 +92,4 @@ class ElfFile {
   std::vector<ElfSymbol> functions_;  // sized STT_FUNC/STT_GNU_IFUNC, sorted by value, one per address
 };
 
-}  // namespace pyebpf::python
+}  // namespace pyebpf::binary

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace pyebpf::python {
+namespace pyebpf::procfs {
 
 // One line of /proc/PID/maps.
 struct Mapping {
@@ -35,4 +35,4 @@ std::vector<Mapping> read_maps(pid_t pid);
 // file was deleted after it was mapped.
 std::string host_path(pid_t pid, const Mapping& mapping);
 
-}  // namespace pyebpf::python
+}  // namespace pyebpf::procfs

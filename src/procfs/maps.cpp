@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "python/maps.hpp"
+#include "procfs/maps.hpp"
 
 #include <charconv>
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include "util/files.hpp"
 #include "util/text.hpp"
 
-namespace pyebpf::python {
+namespace pyebpf::procfs {
 namespace {
 
 constexpr std::string_view kDeletedSuffix = " (deleted)";
@@ -75,4 +75,4 @@ std::string host_path(pid_t pid, const Mapping& mapping) {
   return "/proc/" + std::to_string(pid) + "/root" + mapping.path;
 }
 
-}  // namespace pyebpf::python
+}  // namespace pyebpf::procfs

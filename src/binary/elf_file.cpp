@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "python/elf_file.hpp"
+#include "binary/elf_file.hpp"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -13,7 +13,7 @@
 #include "pyebpf/error.hpp"
 #include "pyebpf/fd.hpp"
 
-namespace pyebpf::python {
+namespace pyebpf::binary {
 namespace {
 
 struct ElfCloser {
@@ -265,4 +265,4 @@ std::optional<std::uint64_t> ElfFile::file_offset(std::uint64_t vaddr) const {
   return std::nullopt;
 }
 
-}  // namespace pyebpf::python
+}  // namespace pyebpf::binary
