@@ -1,88 +1,129 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "app/registry.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 
 #include "pyebpf/error.hpp"
-#include "trackers/gc.hpp"
-#include "trackers/gil.hpp"
-#include "trackers/handoff.hpp"
-#include "trackers/host_net_health.hpp"
-#include "trackers/offcpu.hpp"
-#include "trackers/py_stack.hpp"
-#include "trackers/tcp_accept.hpp"
-#include "trackers/tcp_connect.hpp"
-#include "trackers/tcp_loss.hpp"
+
+namespace pyebpf::trackers {
+// Each defined next to its tracker (src/trackers/<name>.cpp).
+const TrackerDescriptor& py_stack_tracker();
+const TrackerDescriptor& gil_tracker();
+const TrackerDescriptor& gc_tracker();
+const TrackerDescriptor& offcpu_tracker();
+const TrackerDescriptor& handoff_tracker();
+const TrackerDescriptor& tcp_connect_tracker();
+const TrackerDescriptor& tcp_accept_tracker();
+const TrackerDescriptor& tcp_handshake_alias();
+const TrackerDescriptor& tcp_loss_tracker();
+const TrackerDescriptor& host_net_health_tracker();
+}  // namespace pyebpf::trackers
 
 namespace pyebpf::app {
 namespace {
 
-template <typename T>
-std::function<std::unique_ptr<trackers::Tracker>()> make() {
-  return [] { return std::make_unique<T>(); };
-}
+using trackers::TrackerDescriptor;
 
-std::string implemented_names() {
-  std::string out;
-  for (const auto& t : tracker_registry()) {
-    if (t.create) out += (out.empty() ? "" : ", ") + t.name;
+const TrackerDescriptor* find(std::string_view name) {
+  for (const auto* d : tracker_registry()) {
+    if (d->name == name) return d;
   }
-  return out;
+  return nullptr;
 }
 
 }  // namespace
 
-const std::vector<TrackerInfo>& tracker_registry() {
-  static const std::vector<TrackerInfo> registry = {
-      {"py_stack", "CPU profiler: Python stacks sampled in BPF", make<trackers::PyStackTracker>(), {}},
-      {"gil", "GIL waits with holder and waiter stacks", make<trackers::GilTracker>(), {}},
-      {"gc", "garbage collection pauses", make<trackers::GcTracker>(), {}},
-      {"offcpu", "why threads sleep: kernel, native and Python stacks", make<trackers::OffCpuTracker>(), {}},
-      {"handoff", "request queue time in servers (gunicorn gthread)", make<trackers::HandoffTracker>(), {}},
-      {"tcp_connect", "outbound TCP handshakes", make<trackers::TcpConnectTracker>(), {}},
-      {"tcp_accept", "inbound TCP connections and accept-queue dwell", make<trackers::TcpAcceptTracker>(), {}},
-      {"tcp_handshake", "tcp_connect + tcp_accept", nullptr, {"tcp_connect", "tcp_accept"}},
-      {"tcp_loss", "retransmits, resets, zero windows", make<trackers::TcpLossTracker>(), {}},
-      {"host_net_health", "periodic host network health snapshot", make<trackers::HostNetHealthTracker>(), {}},
+const std::vector<const TrackerDescriptor*>& tracker_registry() {
+  static const std::vector<const TrackerDescriptor*> registry = {
+      &trackers::py_stack_tracker(),        &trackers::gil_tracker(),         &trackers::gc_tracker(),
+      &trackers::offcpu_tracker(),          &trackers::handoff_tracker(),     &trackers::tcp_connect_tracker(),
+      &trackers::tcp_accept_tracker(),      &trackers::tcp_handshake_alias(), &trackers::tcp_loss_tracker(),
+      &trackers::host_net_health_tracker(),
   };
   return registry;
 }
 
 std::string tracker_names_help() {
-  std::string out;
-  for (const auto& t : tracker_registry()) {
-    out += (out.empty() ? "" : ", ") + t.name;
-    if (!t.create && t.expands_to.empty()) out += " (planned)";
+  std::vector<std::string_view> names;
+  for (const auto* d : tracker_registry()) names.push_back(d->name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+TrackerOptionsMap add_tracker_options(CLI::App& cli) {
+  TrackerOptionsMap out;
+  // By add_options function: flags trackers share are added once.
+  std::map<decltype(TrackerDescriptor::add_options), std::shared_ptr<trackers::TrackerOptions>> added;
+  for (const auto* d : tracker_registry()) {
+    if (!d->add_options) continue;
+    auto& options = added[d->add_options];
+    if (!options) options = d->add_options(cli);
+    out.emplace(d->name, options);
   }
   return out;
 }
 
-std::vector<std::unique_ptr<trackers::Tracker>> create_trackers(const std::vector<std::string>& names) {
-  const auto& registry = tracker_registry();
-  std::vector<std::string> wanted;
-  auto add = [&](const std::string& name) {
-    if (std::find(wanted.begin(), wanted.end(), name) == wanted.end()) wanted.push_back(name);
+std::vector<CreatedTracker> create_trackers(const std::vector<std::string>& names, const TrackerOptionsMap& options) {
+  struct Wanted {
+    const TrackerDescriptor* descriptor;
+    bool named;
+  };
+  std::vector<Wanted> wanted;
+  auto add = [&](const TrackerDescriptor* d, bool named) {
+    auto it = std::find_if(wanted.begin(), wanted.end(), [&](const Wanted& w) { return w.descriptor == d; });
+    if (it == wanted.end())
+      wanted.push_back({d, named});
+    else
+      it->named |= named;
   };
   for (const auto& name : names) {
-    auto it = std::find_if(registry.begin(), registry.end(), [&](const TrackerInfo& t) { return t.name == name; });
-    if (it == registry.end()) throw Error("unknown tracker '" + name + "'", "--enable takes: " + tracker_names_help());
-    if (it->expands_to.empty()) {
-      add(name);
-    } else {
-      for (const auto& sub : it->expands_to) add(sub);
-    }
+    const TrackerDescriptor* d = find(name);
+    if (!d) throw Error("unknown tracker '" + name + "'", "--enable takes: " + tracker_names_help());
+    if (d->expands_to.empty()) add(d, true);
+    for (const auto& sub : d->expands_to) add(find(sub), true);
   }
   if (names.empty()) {
-    for (const auto& t : registry) {
-      if (t.create) add(t.name);
+    for (const auto* d : tracker_registry()) {
+      if (d->create) add(d, false);
     }
   }
-  std::vector<std::unique_ptr<trackers::Tracker>> out;
-  for (const auto& name : wanted) {
-    auto it = std::find_if(registry.begin(), registry.end(), [&](const TrackerInfo& t) { return t.name == name; });
-    if (!it->create)
-      throw Error("tracker '" + name + "' is not implemented yet", "available now: " + implemented_names());
-    out.push_back(it->create());
+  std::vector<CreatedTracker> out;
+  for (const auto& w : wanted) {
+    auto it = options.find(w.descriptor->name);
+    out.push_back({w.descriptor->create(it == options.end() ? nullptr : it->second.get()), w.named});
+  }
+  return out;
+}
+
+std::vector<const sinks::TableSchema*> all_schemas() {
+  std::vector<const sinks::TableSchema*> out;
+  for (const auto* d : tracker_registry()) out.insert(out.end(), d->schemas.begin(), d->schemas.end());
+  return out;
+}
+
+const sinks::TableSchema* schema_for_metric(std::string_view metric) {
+  for (const auto* schema : all_schemas()) {
+    if (schema->metric() == metric) return schema;
+  }
+  return nullptr;
+}
+
+sinks::Report make_report() {
+  std::vector<sinks::Report::Part> parts;
+  for (const auto* d : tracker_registry()) {
+    if (d->report) parts.push_back({d->schemas, d->report()});
+  }
+  return sinks::Report(std::move(parts));
+}
+
+std::vector<sinks::FlameGraphKind> flame_graph_kinds(const TrackerOptionsMap& options) {
+  std::vector<sinks::FlameGraphKind> out;
+  for (const auto* d : tracker_registry()) {
+    if (!d->flame_graphs) continue;
+    auto it = options.find(d->name);
+    for (auto& kind : d->flame_graphs(it == options.end() ? nullptr : it->second.get())) out.push_back(std::move(kind));
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "app/runner.hpp"
 
+#include <fmt/ranges.h>
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -75,7 +76,7 @@ Fd block_and_watch_signals() {
 int run(const Options& options) {
   check_system();
   bpf::install_libbpf_logger();
-  auto trackers = create_trackers(options.enable);  // bad names fail before anything attaches
+  auto created = create_trackers(options.enable, options.trackers);  // bad names fail before anything attaches
 
   WallClock clock;
   sinks::RunInfo run_info{options.env,          host_name(), PYEBPF_VERSION,
@@ -90,7 +91,14 @@ int run(const Options& options) {
   bpf::SharedMaps shared_maps;
   for (const auto& t : targets.all()) shared_maps.add_process(t.pid, t.python->bpf_config());
 
-  trackers::TrackerContext ctx{options, targets, shared_maps, outputs.sink(), clock};
+  // One context per tracker: they differ in whether it was named on --enable.
+  std::vector<std::unique_ptr<trackers::Tracker>> trackers;
+  std::vector<trackers::TrackerContext> contexts;
+  contexts.reserve(created.size());
+  for (auto& c : created) {
+    trackers.push_back(std::move(c.tracker));
+    contexts.push_back({options.env, targets, shared_maps, outputs.sink(), clock, c.named});
+  }
 
   EventLoop loop;
   Fd signals = block_and_watch_signals();
@@ -100,13 +108,13 @@ int run(const Options& options) {
   for (std::uint32_t i = 0; i < targets.all().size(); ++i) loop.add(targets.all()[i].pidfd.get(), Source::Target, i);
 
   for (std::uint32_t i = 0; i < trackers.size(); ++i) {
-    trackers[i]->start(ctx);
+    trackers[i]->start(contexts[i]);
     for (int fd : trackers[i]->wait_fds()) loop.add(fd, Source::Tracker, i);
   }
 
-  std::string names;
-  for (const auto& t : trackers) names += std::string(names.empty() ? "" : ", ") + t->name();
-  spdlog::info("tracing {} process(es) with {}", targets.all().size(), names);
+  std::vector<std::string_view> names;
+  for (const auto& t : trackers) names.push_back(t->name());
+  spdlog::info("tracing {} process(es) with {}", targets.all().size(), fmt::join(names, ", "));
 
   const std::uint64_t start_ns = monotonic_ns();
   Fd deadline;

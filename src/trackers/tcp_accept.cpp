@@ -5,37 +5,17 @@
 
 #include <algorithm>
 
-#include "trackers/tcp_format.hpp"
-
 namespace pyebpf::trackers {
 
-using Json = nlohmann::ordered_json;
-
-TcpAcceptTracker::TcpAcceptTracker() : TcpTrackerBase(TcpSession::Kind::Accept) {
-  session_->on_accept([this](const pyebpf_tcp_accept_event& ev) { handle(ev); });
+TcpAcceptTracker::TcpAcceptTracker(const TcpOptions& options) : TcpTrackerBase(TcpSession::Kind::Accept, options) {
+  session_->on_record(TcpSession::Kind::Accept, [this](const sinks::Record& r) { handle(r); });
 }
 
-void TcpAcceptTracker::handle(const pyebpf_tcp_accept_event& ev) {
-  const auto& a = ev.addrs;
-  const bool established = ev.flags & PYEBPF_ACCEPT_HAVE_ESTABLISHED;
-  const bool listener = ev.flags & PYEBPF_ACCEPT_HAVE_LISTENER;
-  const std::uint64_t dwell_us = established ? (ev.hdr.ts_ns - ev.established_ns) / 1000 : 0;
-
-  sinks::Event e = begin_event("tcp_accept", ev.hdr);
-  e["family"] = tcp::family_name(a.family);
-  add_endpoint(e, "peer", a.daddr, a.dport, a.family);
-  add_endpoint(e, "local", a.saddr, a.sport, a.family);
-  e["syn_queue_len"] = listener ? Json(ev.syn_queue_len) : Json();
-  e["accept_queue_len"] = listener ? Json(ev.accept_queue_len) : Json();
-  e["accept_queue_max"] = listener ? Json(ev.accept_queue_max) : Json();
-  // null: the handshake completed before tracing started.
-  e["accept_dwell_us"] = established ? Json(dwell_us) : Json();
-  e["handshake_rtt_us"] = (ev.flags & PYEBPF_ACCEPT_HAVE_RTT) ? Json(ev.handshake_rtt_us) : Json();
-  e["synack_retransmits"] = established ? Json(ev.synack_retrans) : Json();
-  e["netns"] = a.netns;
-  ctx_->sink.write(e);
+void TcpAcceptTracker::handle(const sinks::Record& r) {
+  write(r);
   ++emitted_;
-  max_dwell_us_ = std::max(max_dwell_us_, dwell_us);
+  const auto dwell = tcp_accept_schema().accept_dwell_us;
+  if (r.has(dwell)) max_dwell_us_ = std::max(max_dwell_us_, r.uint_value(dwell));
 }
 
 std::string TcpAcceptTracker::summary() const {
@@ -44,6 +24,20 @@ std::string TcpAcceptTracker::summary() const {
       "(established before tracing), {} lost (ring buffer full)",
       emitted_, static_cast<double>(max_dwell_us_) / 1000.0, counter(PYEBPF_TCP_CNT_ACCEPT_NO_HANDSHAKE),
       counter(PYEBPF_TCP_CNT_LOST_ACCEPT));
+}
+
+const TrackerDescriptor& tcp_accept_tracker() {
+  static const TrackerDescriptor d{
+      .name = "tcp_accept",
+      .help = "inbound TCP connections and accept-queue dwell",
+      .schemas = {&tcp_accept_schema()},
+      .add_options = add_tcp_options,
+      .create = [](const TrackerOptions* o) -> std::unique_ptr<Tracker> {
+        return std::make_unique<TcpAcceptTracker>(static_cast<const TcpOptions&>(*o));
+      },
+      .report = make_tcp_accept_report,
+  };
+  return d;
 }
 
 }  // namespace pyebpf::trackers

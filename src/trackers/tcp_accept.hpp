@@ -13,12 +13,12 @@ namespace pyebpf::trackers {
 // returned), the listener's queues at that moment, the handshake's duration.
 class TcpAcceptTracker : public TcpTrackerBase {
  public:
-  TcpAcceptTracker();
+  explicit TcpAcceptTracker(const TcpOptions& options);
   const char* name() const override { return "tcp_accept"; }
   std::string summary() const override;
 
  private:
-  void handle(const pyebpf_tcp_accept_event& ev);
+  void handle(const sinks::Record& r);
   std::uint64_t emitted_ = 0;
   std::uint64_t max_dwell_us_ = 0;
 };

@@ -13,12 +13,12 @@ namespace pyebpf::trackers {
 // (SYN_SENT -> ESTABLISHED or CLOSE), with its duration, RTT and outcome.
 class TcpConnectTracker : public TcpTrackerBase {
  public:
-  TcpConnectTracker();
+  explicit TcpConnectTracker(const TcpOptions& options);
   const char* name() const override { return "tcp_connect"; }
   std::string summary() const override;
 
  private:
-  void handle(const pyebpf_tcp_connect_event& ev);
+  void handle(const sinks::Record& r);
   std::uint64_t emitted_ = 0;
   std::map<std::string, std::uint64_t> outcomes_;
 };

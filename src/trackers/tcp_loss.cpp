@@ -2,6 +2,7 @@
 #include "trackers/tcp_loss.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "trackers/tcp_format.hpp"
@@ -10,63 +11,19 @@
 namespace pyebpf::trackers {
 namespace {
 
-using Json = nlohmann::ordered_json;
 constexpr std::uint64_t kWarnEveryNs = 10'000'000'000;
 
 }  // namespace
 
-TcpLossTracker::TcpLossTracker() : TcpTrackerBase(TcpSession::Kind::Loss) {
-  session_->on_loss([this](const pyebpf_tcp_loss_event& ev) { handle(ev); });
+TcpLossTracker::TcpLossTracker(const TcpOptions& options) : TcpTrackerBase(TcpSession::Kind::Loss, options) {
+  session_->on_record(TcpSession::Kind::Loss, [this](const sinks::Record& r) { handle(r); });
 }
 
-void TcpLossTracker::handle(const pyebpf_tcp_loss_event& ev) {
-  const auto& a = ev.addrs;
-  const bool full = ev.flags & PYEBPF_LOSS_FULL_SOCK;
-  auto cc = [&](std::uint32_t v) { return full ? Json(v) : Json(); };
-
-  sinks::Event e = begin_event("tcp_loss", ev.hdr);
-  e["event"] = tcp::loss_event_name(ev.type);
-  e["family"] = tcp::family_name(a.family);
-  add_endpoint(e, "src", a.saddr, a.sport, a.family);
-  add_endpoint(e, "dst", a.daddr, a.dport, a.family);
-  e["tcp_state"] = ev.tcp_state ? Json(tcp::state_name(ev.tcp_state)) : Json();
-  e["ca_state"] = full ? Json(tcp::ca_state_name(ev.ca_state)) : Json();
-  e["srtt_us"] = cc(ev.srtt_us);
-  e["snd_cwnd"] = cc(ev.snd_cwnd);
-  e["total_retrans"] = cc(ev.total_retrans);
-  e["lost_out"] = cc(ev.lost_out);
-  e["snd_wnd"] = cc(ev.snd_wnd);
-  e["rcv_wnd"] = cc(ev.rcv_wnd);
-  e["packets_out"] = cc(ev.packets_out);
-  e["retrans_out"] = cc(ev.retrans_out);
-  if (ev.flags & PYEBPF_LOSS_HAVE_DETAIL) {
-    switch (ev.type) {
-      case PYEBPF_LOSS_RETRANSMIT:
-        e["segments"] = ev.detail;
-        break;
-      case PYEBPF_LOSS_SEND_RST:
-        e["rst_reason"] = session_->rst_reason_name(ev.detail);
-        break;
-      case PYEBPF_LOSS_ZERO_WINDOW:
-        e["probes"] = ev.detail;
-        break;
-      case PYEBPF_LOSS_LOSS:
-      case PYEBPF_LOSS_RECOVERY:
-        e["prev_ca_state"] = tcp::ca_state_name(static_cast<int>(ev.detail));
-        break;
-      case PYEBPF_LOSS_SYNACK_RETRANSMIT:
-        e["synack_attempt"] = ev.detail;
-        break;
-      default:
-        break;
-    }
-  }
-  // false: no target thread owns the socket (--net-scope host); pid/tid are 0.
-  e["owner_known"] = (ev.flags & PYEBPF_LOSS_OWNER_KNOWN) != 0;
-  e["netns"] = a.netns;
-  ctx_->sink.write(e);
-  if (ev.type < PYEBPF_LOSS_TYPES) ++emitted_[ev.type];
-  if (!(ev.flags & PYEBPF_LOSS_OWNER_KNOWN)) ++unowned_;
+void TcpLossTracker::handle(const sinks::Record& r) {
+  const TcpLossSchema& s = tcp_loss_schema();
+  write(r);
+  ++emitted_[std::string(r.text(s.event))];
+  if (!r.bool_value(s.owner_known)) ++unowned_;
 }
 
 std::uint64_t TcpLossTracker::suppressed_total() const {
@@ -83,7 +40,7 @@ void TcpLossTracker::tick() {
   const std::uint64_t suppressed = suppressed_total();
   if (suppressed > warned_suppressed_) {
     spdlog::warn("tcp_loss: rate limit of {} events/s reached: {} events suppressed (counted in the summary)",
-                 ctx_->options.loss_rate_limit, suppressed - warned_suppressed_);
+                 options_.loss_rate_limit, suppressed - warned_suppressed_);
     warned_suppressed_ = suppressed;
     last_warning_ns_ = now;
   }
@@ -91,18 +48,21 @@ void TcpLossTracker::tick() {
 
 std::string TcpLossTracker::summary() const {
   auto c = session_->counters();
-  std::string kinds, suppressed;
+  std::vector<std::string> kinds, suppressed;
   std::uint64_t total = 0, total_suppressed = 0;
   for (int t = 0; t < PYEBPF_LOSS_TYPES; ++t) {
-    total += emitted_[t];
-    if (emitted_[t]) kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", emitted_[t], tcp::loss_event_name(t));
+    auto it = emitted_.find(tcp::loss_event_name(t));
+    const std::uint64_t n = it == emitted_.end() ? 0 : it->second;
+    total += n;
+    if (n) kinds.push_back(fmt::format("{} {}", n, tcp::loss_event_name(t)));
     std::uint64_t s = c[PYEBPF_TCP_CNT_SUPPRESSED + t];
     total_suppressed += s;
-    if (s) suppressed += fmt::format("{}{} {}", suppressed.empty() ? "" : ", ", s, tcp::loss_event_name(t));
+    if (s) suppressed.push_back(fmt::format("{} {}", s, tcp::loss_event_name(t)));
   }
-  std::string out = fmt::format("tcp_loss: {} events ({})", total, kinds.empty() ? "none" : kinds);
+  std::string out = fmt::format("tcp_loss: {} events ({})", total,
+                                kinds.empty() ? "none" : fmt::format("{}", fmt::join(kinds, ", ")));
   out += fmt::format(", {} suppressed by --loss-rate-limit{}", total_suppressed,
-                     suppressed.empty() ? "" : " (" + suppressed + ")");
+                     suppressed.empty() ? "" : fmt::format(" ({})", fmt::join(suppressed, ", ")));
   if (c[PYEBPF_TCP_CNT_LOSS_FILTERED])
     out += fmt::format(", {} not matching --loss-filter-ip", c[PYEBPF_TCP_CNT_LOSS_FILTERED]);
   if (unowned_) out += fmt::format(", {} on sockets with no known owner", unowned_);
@@ -114,6 +74,20 @@ std::string TcpLossTracker::summary() const {
   if (!session_->zero_window_hooked()) out += "; zero_window not hooked";
   if (!session_->loss_state_hooked()) out += "; loss/recovery not hooked";
   return out;
+}
+
+const TrackerDescriptor& tcp_loss_tracker() {
+  static const TrackerDescriptor d{
+      .name = "tcp_loss",
+      .help = "retransmits, resets, zero windows",
+      .schemas = {&tcp_loss_schema()},
+      .add_options = add_tcp_options,
+      .create = [](const TrackerOptions* o) -> std::unique_ptr<Tracker> {
+        return std::make_unique<TcpLossTracker>(static_cast<const TcpOptions&>(*o));
+      },
+      .report = make_tcp_loss_report,
+  };
+  return d;
 }
 
 }  // namespace pyebpf::trackers

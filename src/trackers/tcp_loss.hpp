@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "trackers/tcp_session.hpp"
@@ -15,16 +15,16 @@ namespace pyebpf::trackers {
 // (--loss-rate-limit); what was suppressed is counted per event type.
 class TcpLossTracker : public TcpTrackerBase {
  public:
-  TcpLossTracker();
+  explicit TcpLossTracker(const TcpOptions& options);
   const char* name() const override { return "tcp_loss"; }
   void tick() override;
   std::string summary() const override;
 
  private:
-  void handle(const pyebpf_tcp_loss_event& ev);
+  void handle(const sinks::Record& r);
   std::uint64_t suppressed_total() const;
 
-  std::array<std::uint64_t, PYEBPF_LOSS_TYPES> emitted_{};
+  std::map<std::string, std::uint64_t, std::less<>> emitted_;  // by event name
   std::uint64_t unowned_ = 0;
   std::uint64_t warned_suppressed_ = 0;
   std::uint64_t last_warning_ns_ = 0;

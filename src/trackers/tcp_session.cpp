@@ -3,6 +3,7 @@
 
 #include <bpf/bpf.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <cerrno>
 #include <cstring>
@@ -12,7 +13,6 @@
 #include "native/kallsyms.hpp"
 #include "pyebpf/error.hpp"
 #include "tcp.skel.h"
-#include "trackers/event_fields.hpp"
 #include "trackers/tcp_existing.hpp"
 #include "trackers/tcp_format.hpp"
 #include "util/clock.hpp"
@@ -31,10 +31,6 @@ std::weak_ptr<TcpSession>& current_session() {
 
 }  // namespace
 
-void TcpSession::SkelDeleter::operator()(tcp_bpf* skel) const noexcept {
-  tcp_bpf__destroy(skel);
-}
-
 TcpSession::TcpSession() = default;
 TcpSession::~TcpSession() = default;
 
@@ -49,14 +45,8 @@ std::shared_ptr<TcpSession> TcpSession::acquire() {
 void TcpSession::want(Kind kind) {
   wanted_[static_cast<int>(kind)] = true;
 }
-void TcpSession::on_connect(std::function<void(const pyebpf_tcp_connect_event&)> h) {
-  connect_handler_ = std::move(h);
-}
-void TcpSession::on_accept(std::function<void(const pyebpf_tcp_accept_event&)> h) {
-  accept_handler_ = std::move(h);
-}
-void TcpSession::on_loss(std::function<void(const pyebpf_tcp_loss_event&)> h) {
-  loss_handler_ = std::move(h);
+void TcpSession::on_record(Kind kind, std::function<void(const sinks::Record&)> handler) {
+  handlers_[static_cast<int>(kind)] = std::move(handler);
 }
 
 void TcpSession::configure_hooks(bool connect, bool accept, bool loss) {
@@ -100,20 +90,19 @@ void TcpSession::configure_hooks(bool connect, bool accept, bool loss) {
   ro->targ_retrans_err = bpf::btf_tracepoint_args("tcp_retransmit_skb") >= 3;
   ro->targ_rst_reason = bpf::btf_tracepoint_args("tcp_send_reset") >= 3;
   ro->targ_tcp_write_timer = write_timer;
-  if (ro->targ_rst_reason) rst_reasons_ = bpf::kernel_enum_names("sk_rst_reason", "SK_RST_REASON_");
+  decoder_.emplace(ro->targ_rst_reason ? bpf::kernel_enum_names("sk_rst_reason", "SK_RST_REASON_")
+                                       : std::vector<std::string>{});
 }
 
-void TcpSession::start(TrackerContext& ctx) {
+void TcpSession::start(TrackerContext& ctx, const TcpOptions& o) {
   if (started_) return;
   started_ = true;
   ctx_ = &ctx;
-  const auto& o = ctx.options;
   const bool connect = wanted_[static_cast<int>(Kind::Connect)];
   const bool accept = wanted_[static_cast<int>(Kind::Accept)];
   const bool loss = wanted_[static_cast<int>(Kind::Loss)];
 
-  skel_.reset(tcp_bpf__open());
-  if (!skel_) throw Error(errno_text("tcp: open BPF object", errno));
+  skel_ = bpf::Skeleton<tcp_bpf>("tcp", {tcp_bpf__open, tcp_bpf__load, tcp_bpf__destroy});
   configure_hooks(connect, accept, loss);
   auto* ro = skel_->rodata;
   ro->targ_host_scope = o.net_scope == "host";
@@ -126,9 +115,7 @@ void TcpSession::start(TrackerContext& ctx) {
     std::memcpy(&ro->filter_ip[1], ip->data() + 8, 8);
   }
   bpf_map__set_max_entries(skel_->maps.owners, ro->targ_host_scope ? kOwnersHost : kOwnersTargets);
-  ctx.shared_maps.reuse_in(skel_->obj);
-  if (int err = tcp_bpf__load(skel_.get()))
-    throw Error(errno_text("tcp: load BPF object", -err), "run with -vv to see the verifier log");
+  skel_.load(ctx.shared_maps);
   attach_all();
   seed_existing_sockets(ctx.targets);
   events_.emplace(
@@ -153,7 +140,7 @@ void TcpSession::attach_all() {
 
 // Hooks are attached first, so a socket created from now on gets its owner
 // in BPF; then the sockets that already existed are matched by inode.
-void TcpSession::seed_existing_sockets(app::Targets& targets) {
+void TcpSession::seed_existing_sockets(const TargetLookup& targets) {
   std::map<std::uint64_t, Fd> netns;  // namespaces holding target sockets, by inode
   std::size_t candidates = 0;
   for (const auto& t : targets.all()) {
@@ -199,77 +186,22 @@ void TcpSession::consume() {
 }
 
 void TcpSession::handle(const void* data, std::size_t size) {
-  std::uint32_t kind = 0;
-  if (size < sizeof(kind)) {
-    ++malformed_;
-    return;
-  }
-  std::memcpy(&kind, data, sizeof(kind));
-  auto deliver = [&](auto& handler, auto event) {
-    if (size != sizeof(event)) {
-      ++malformed_;
-      return;
-    }
-    std::memcpy(&event, data, sizeof(event));
-    if (handler) handler(event);
-  };
-  switch (kind) {
-    case PYEBPF_TCP_CONNECT:
-      deliver(connect_handler_, pyebpf_tcp_connect_event{});
-      break;
-    case PYEBPF_TCP_ACCEPT:
-      deliver(accept_handler_, pyebpf_tcp_accept_event{});
-      break;
-    case PYEBPF_TCP_LOSS:
-      deliver(loss_handler_, pyebpf_tcp_loss_event{});
-      break;
-    case PYEBPF_TCP_THREAD: {
-      pyebpf_tcp_thread_event ev{};
-      if (size != sizeof(ev)) {
-        ++malformed_;
-        break;
-      }
-      std::memcpy(&ev, data, sizeof(ev));
-      remember_thread(ev.hdr);
+  const sinks::Record* record = nullptr;
+  switch (decoder_->decode(data, size, decode_context(*ctx_), record)) {
+    case Decoded::Event: {
+      const sinks::TableSchema* schema = &record->schema();
+      Kind kind = schema == &tcp_connect_schema()  ? Kind::Connect
+                  : schema == &tcp_accept_schema() ? Kind::Accept
+                                                   : Kind::Loss;
+      if (auto& handler = handlers_[static_cast<int>(kind)]) handler(*record);
       break;
     }
-    default:
+    case Decoded::Malformed:
       ++malformed_;
+      break;
+    case Decoded::Skipped:
+      break;
   }
-}
-
-namespace {
-
-// The thread pointer alone is not a thread: glibc reuses it for the next one.
-std::uint64_t thread_key(const pyebpf_event_header& hdr) {
-  return hdr.thread_id ^ (static_cast<std::uint64_t>(hdr.pid) * 0x9e3779b97f4a7c15ULL) ^
-         (static_cast<std::uint64_t>(hdr.tid) * 0xff51afd7ed558ccdULL);
-}
-
-}  // namespace
-
-void TcpSession::remember_thread(const pyebpf_event_header& hdr) {
-  std::string comm = comm_text(hdr.comm);
-  std::string name = trackers::thread_name(*ctx_, hdr.pid, hdr.thread_id, hdr.ns_tid, comm);
-  auto* python = ctx_->targets.python(static_cast<pid_t>(hdr.pid));
-  if (name == comm && python) {
-    // The name cache may have been refreshed a moment ago for another thread
-    // (it throttles refreshes): this thread is alive now, read again.
-    python->thread_names().refresh();
-    name = python_thread_name(*ctx_, hdr.pid, hdr.thread_id, hdr.ns_tid).value_or(comm);
-  }
-  spdlog::debug("tcp: thread {} of pid {} ({}) owns its first socket: name '{}'", hdr.tid, hdr.pid, comm, name);
-  if (early_names_.size() > 65536) early_names_.clear();
-  if (name != comm)
-    early_names_[thread_key(hdr)] = name;
-  else
-    early_names_.erase(thread_key(hdr));
-}
-
-std::string TcpSession::thread_name(const pyebpf_event_header& hdr, const std::string& current) {
-  if (current != comm_text(hdr.comm)) return current;
-  auto it = early_names_.find(thread_key(hdr));
-  return it == early_names_.end() ? current : it->second;
 }
 
 Counters TcpSession::counters() const {
@@ -277,32 +209,43 @@ Counters TcpSession::counters() const {
   return read_counters(skel_->maps.counters);
 }
 
-std::string TcpSession::rst_reason_name(std::uint32_t reason) const {
-  if (reason < rst_reasons_.size() && !rst_reasons_[reason].empty()) return rst_reasons_[reason];
-  return std::to_string(reason);
-}
-
-TcpTrackerBase::TcpTrackerBase(TcpSession::Kind kind) : session_(TcpSession::acquire()) {
+TcpTrackerBase::TcpTrackerBase(TcpSession::Kind kind, const TcpOptions& options)
+    : options_(options), session_(TcpSession::acquire()) {
   session_->want(kind);
 }
 
 void TcpTrackerBase::start(TrackerContext& ctx) {
   ctx_ = &ctx;
-  session_->start(ctx);
+  session_->start(ctx, options_);
 }
 
-void TcpTrackerBase::add_endpoint(sinks::Event& e, const char* prefix, const std::uint8_t* addr, std::uint16_t port,
-                                  std::uint16_t family) {
-  e[std::string(prefix) + "_ip"] = tcp::format_ip(addr, family);
-  e[std::string(prefix) + "_port"] = port;
+void TcpTrackerBase::write(const sinks::Record& r) {
+  if (auto pid = r.uint_value(sinks::thread_fields::pid)) ctx_->targets.count_event(static_cast<pid_t>(pid));
+  ctx_->sink.write(r);
 }
 
-sinks::Event TcpTrackerBase::begin_event(const char* metric, const pyebpf_event_header& hdr) {
-  if (hdr.pid) ctx_->targets.count_event(static_cast<pid_t>(hdr.pid));
-  sinks::Event e = thread_event(metric, *ctx_, hdr);
-  // tid 0: a socket the process held before tracing started; no thread is known.
-  e["thread_name"] = hdr.tid ? session_->thread_name(hdr, e["thread_name"].get<std::string>()) : "";
-  return e;
+std::shared_ptr<TrackerOptions> add_tcp_options(CLI::App& cli) {
+  auto o = std::make_shared<TcpOptions>();
+  cli.add_option_group("tcp", "tcp_connect, tcp_accept, tcp_loss")
+      ->add_option("--net-scope", o->net_scope,
+                   "Sockets reported: 'targets' (those the target processes connected, accepted or listen on; "
+                   "default) or 'host' (every TCP socket)")
+      ->check(CLI::IsMember({"targets", "host"}));
+  auto* loss = cli.add_option_group("tcp_loss", "TCP retransmits, resets, zero windows");
+  loss->add_option("--loss-filter-ip", o->loss_filter_ip,
+                   "Only report events with this IPv4/IPv6 address at either end")
+      ->check([](const std::string& ip) {
+        return tcp::parse_filter_ip(ip) ? std::string() : "not an IPv4 or IPv6 address: " + ip;
+      });
+  loss->add_option("--loss-rate-limit", o->loss_rate_limit,
+                   "Most tcp_loss events per second; the rest are counted, not printed (default 1000, 0: no limit)");
+  return o;
+}
+
+const TrackerDescriptor& tcp_handshake_alias() {
+  static const TrackerDescriptor d{
+      .name = "tcp_handshake", .help = "tcp_connect + tcp_accept", .expands_to = {"tcp_connect", "tcp_accept"}};
+  return d;
 }
 
 }  // namespace pyebpf::trackers

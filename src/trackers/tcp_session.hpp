@@ -11,14 +11,24 @@
 
 #include "bpf/handles.hpp"
 #include "bpf/ring_buffer.hpp"
+#include "bpf/skeleton.hpp"
 #include "sinks/sink.hpp"
 #include "tcp.h"
 #include "trackers/bpf_counters.hpp"
-#include "trackers/tracker.hpp"
+#include "trackers/descriptor.hpp"
+#include "trackers/tcp_events.hpp"
 
 struct tcp_bpf;
 
 namespace pyebpf::trackers {
+
+// The flags tcp_connect, tcp_accept and tcp_loss share.
+struct TcpOptions : TrackerOptions {
+  std::string net_scope = "targets";  // "targets": sockets of the target processes; "host": all
+  std::string loss_filter_ip;         // tcp_loss: only events with this address at either end
+  unsigned loss_rate_limit = 1000;    // tcp_loss events per second (all CPUs), 0: unlimited
+};
+std::shared_ptr<TrackerOptions> add_tcp_options(CLI::App& cli);
 
 // The one BPF object (bpf/tcp.bpf.c) behind tcp_connect, tcp_accept and
 // tcp_loss. They share it because they share its socket -> owner map, and so
@@ -37,12 +47,11 @@ class TcpSession {
 
   // Before start(): what a tracker needs and where its events go.
   void want(Kind kind);
-  void on_connect(std::function<void(const pyebpf_tcp_connect_event&)> handler);
-  void on_accept(std::function<void(const pyebpf_tcp_accept_event&)> handler);
-  void on_loss(std::function<void(const pyebpf_tcp_loss_event&)> handler);
+  // Where records of `kind` go (the tracker's handler counts and writes them).
+  void on_record(Kind kind, std::function<void(const sinks::Record&)> handler);
 
   // Loads and attaches on the first call; later calls do nothing.
-  void start(TrackerContext& ctx);
+  void start(TrackerContext& ctx, const TcpOptions& options);
   // The ring buffer's epoll fd for the first caller, nothing for the others
   // (one fd may join the runner's epoll set once).
   std::vector<int> claim_wait_fds();
@@ -51,41 +60,28 @@ class TcpSession {
 
   Counters counters() const;
   std::uint64_t malformed() const { return malformed_; }
-  // "TCP_ABORT_ON_CLOSE" for an enum sk_rst_reason value (from kernel BTF).
-  std::string rst_reason_name(std::uint32_t reason) const;
-  // thread_name for an event of the thread in `hdr`: the current Python name,
-  // else the one read when the thread first owned a socket (it may be gone).
-  std::string thread_name(const pyebpf_event_header& hdr, const std::string& current);
   bool zero_window_hooked() const { return zero_window_hooked_; }
   bool loss_state_hooked() const { return loss_state_hooked_; }
 
  private:
   TcpSession();
   void handle(const void* data, std::size_t size);
-  void remember_thread(const pyebpf_event_header& hdr);
   void configure_hooks(bool connect, bool accept, bool loss);
   void attach_all();
-  void seed_existing_sockets(app::Targets& targets);
+  void seed_existing_sockets(const TargetLookup& targets);
 
-  struct SkelDeleter {
-    void operator()(tcp_bpf* skel) const noexcept;
-  };
   bool wanted_[3] = {false, false, false};
-  std::function<void(const pyebpf_tcp_connect_event&)> connect_handler_;
-  std::function<void(const pyebpf_tcp_accept_event&)> accept_handler_;
-  std::function<void(const pyebpf_tcp_loss_event&)> loss_handler_;
-  std::unique_ptr<tcp_bpf, SkelDeleter> skel_;
+  std::function<void(const sinks::Record&)> handlers_[3];
+  bpf::Skeleton<tcp_bpf> skel_;
   std::vector<bpf::Link> links_;
   std::optional<bpf::RingBuffer> events_;
-  std::vector<std::string> rst_reasons_;
+  std::optional<TcpDecoder> decoder_;
   bool started_ = false;
   bool fd_claimed_ = false;
   bool zero_window_hooked_ = false;
   bool loss_state_hooked_ = false;
   std::uint64_t malformed_ = 0;
   TrackerContext* ctx_ = nullptr;
-  // (pid << 64 | thread pointer) would not fit a key: pid and ident hashed together.
-  std::unordered_map<std::uint64_t, std::string> early_names_;
 };
 
 // What tcp_connect, tcp_accept and tcp_loss have in common: the session, and
@@ -99,15 +95,13 @@ class TcpTrackerBase : public Tracker {
   void tick() override { session_->consume(); }
 
  protected:
-  explicit TcpTrackerBase(TcpSession::Kind kind);
-  // `<prefix>_ip`, `<prefix>_port` for the local then the remote end, e.g. src/dst.
-  static void add_endpoint(sinks::Event& e, const char* prefix, const std::uint8_t* addr, std::uint16_t port,
-                           std::uint16_t family);
-  // The event's common fields for the thread in `hdr`, counted for its target.
-  sinks::Event begin_event(const char* metric, const pyebpf_event_header& hdr);
+  TcpTrackerBase(TcpSession::Kind kind, const TcpOptions& options);
+  // Counts the record for its target and writes it.
+  void write(const sinks::Record& r);
   // A BPF counter of the session (enum pyebpf_tcp_counter or pyebpf_counter).
   std::uint64_t counter(int slot) const { return session_->counters()[static_cast<std::size_t>(slot)]; }
 
+  const TcpOptions options_;
   std::shared_ptr<TcpSession> session_;
   TrackerContext* ctx_ = nullptr;
 };

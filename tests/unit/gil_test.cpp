@@ -12,7 +12,9 @@
 #include "binary/elf_file.hpp"
 #include "pyebpf/error.hpp"
 #include "python/offsets.hpp"
+#include "test_support.hpp"
 #include "trackers/gil.hpp"
+#include "util/clock.hpp"
 
 namespace pyebpf {
 namespace {
@@ -102,47 +104,45 @@ TEST(ElfVersions, DefaultVersionOfAVersionedSymbolWins) {
   EXPECT_EQ(sym->value + bias, reinterpret_cast<std::uint64_t>(addr)) << info.dli_fname;
 }
 
-std::optional<app::Options> parse(std::vector<std::string> args) {
-  args.insert(args.begin(), {"pyebpf", "-p", "1", "-e", "t"});
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  int code = 0;
-  return app::parse_command_line(static_cast<int>(argv.size()), argv.data(), code);
+std::optional<trackers::GilOptions> parse(std::vector<std::string> args) {
+  auto o = test::parse_args(std::move(args));
+  if (!o) return std::nullopt;
+  return test::tracker_options<trackers::GilOptions>(*o, "gil");
 }
 
 TEST(GilFlags, DefaultsMatchTheOriginalTool) {
   auto o = parse({});
   ASSERT_TRUE(o);
-  EXPECT_EQ(o->gil_min_wait_ms, 1.0);
-  EXPECT_TRUE(o->gil_py_enable);
-  EXPECT_EQ(o->gil_py_min_ms, 0.0);
-  EXPECT_EQ(o->gil_hook, "auto");
+  EXPECT_EQ(o->min_wait_ms, 1.0);
+  EXPECT_TRUE(o->py_enable);
+  EXPECT_EQ(o->py_min_ms, 0.0);
+  EXPECT_EQ(o->hook, "auto");
 }
 
 TEST(GilFlags, PyEnableTakesAValueOrANegation) {
-  EXPECT_FALSE(parse({"--gil-py-enable", "false"})->gil_py_enable);
-  EXPECT_FALSE(parse({"--gil-py-enable=false"})->gil_py_enable);
-  EXPECT_FALSE(parse({"--no-gil-py-enable"})->gil_py_enable);
-  EXPECT_TRUE(parse({"--gil-py-enable"})->gil_py_enable);
-  EXPECT_TRUE(parse({"--gil-py-enable", "true", "--gil-min-wait-ms", "3"})->gil_py_enable);
+  EXPECT_FALSE(parse({"--gil-py-enable", "false"})->py_enable);
+  EXPECT_FALSE(parse({"--gil-py-enable=false"})->py_enable);
+  EXPECT_FALSE(parse({"--no-gil-py-enable"})->py_enable);
+  EXPECT_TRUE(parse({"--gil-py-enable"})->py_enable);
+  EXPECT_TRUE(parse({"--gil-py-enable", "true", "--gil-min-wait-ms", "3"})->py_enable);
   auto o = parse({"--gil-py-enable", "--gil-min-wait-ms", "2.5", "--gil-py-min-ms", "4"});
   ASSERT_TRUE(o);
-  EXPECT_EQ(o->gil_min_wait_ms, 2.5);
-  EXPECT_EQ(o->gil_py_min_ms, 4.0);
+  EXPECT_EQ(o->min_wait_ms, 2.5);
+  EXPECT_EQ(o->py_min_ms, 4.0);
 }
 
 TEST(GilFlags, BadValuesAreUsageErrors) {
   EXPECT_FALSE(parse({"--gil-hook", "futex"}));
   EXPECT_FALSE(parse({"--gil-min-wait-ms", "-1"}));
   EXPECT_FALSE(parse({"--gil-py-enable", "maybe"}));
-  EXPECT_EQ(parse({"--gil-hook", "take_gil"})->gil_hook, "take_gil");
+  EXPECT_EQ(parse({"--gil-hook", "take_gil"})->hook, "take_gil");
 }
 
-TEST(GilEvent, DurationsPrintInMillisecondsRoundedToMicroseconds) {
-  EXPECT_EQ(trackers::ns_to_ms(0), 0.0);
-  EXPECT_EQ(trackers::ns_to_ms(1'000'000), 1.0);
-  EXPECT_EQ(trackers::ns_to_ms(5'123'499), 5.123);
-  EXPECT_EQ(trackers::ns_to_ms(5'123'500), 5.124);
+TEST(Units, DurationsPrintInMillisecondsRoundedToMicroseconds) {
+  EXPECT_EQ(ns_to_ms(0), 0.0);
+  EXPECT_EQ(ns_to_ms(1'000'000), 1.0);
+  EXPECT_EQ(ns_to_ms(5'123'499), 5.123);
+  EXPECT_EQ(ns_to_ms(5'123'500), 5.124);
 }
 
 }  // namespace

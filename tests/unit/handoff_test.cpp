@@ -8,6 +8,7 @@
 
 #include "handoff.h"
 #include "trackers/request_queue.hpp"
+#include "util/clock.hpp"
 
 namespace pyebpf::trackers {
 namespace {
