@@ -217,24 +217,21 @@ std::string RowEncoder::encode(const Record& r) {
     key(out, c.name);
     const std::size_t value_start = out.size();
     bool fits = true;
+    // ClickHouse's forms where they differ from JSON lines: times in the
+    // dialect's format, booleans as UInt8, JSON values as their text.
     switch (kind) {
-      case K::Absent:
-        break;
-      case K::Null:
-        out += "null";
-        break;
       case K::UInt:
       case K::Int: {
         long double lo = 0, hi = 0,
                     v = kind == K::UInt ? static_cast<long double>(r.uint_value(f))
                                         : static_cast<long double>(r.int_value(f));
         fits = integer_range(c.type, lo, hi) && v >= lo && v <= hi;
-        out += kind == K::UInt ? std::to_string(r.uint_value(f)) : std::to_string(r.int_value(f));
+        json_.append_value(out, r, f);
         break;
       }
       case K::Float:
         fits = std::isfinite(r.float_value(f));
-        append_json_number(out, r.float_value(f));
+        json_.append_value(out, r, f);
         break;
       case K::Bool:
         out += r.bool_value(f) ? "1" : "0";
@@ -245,7 +242,7 @@ std::string RowEncoder::encode(const Record& r) {
           fits = t.has_value();
           append_json_string(out, t ? *t : std::string(r.text(f)));
         } else {
-          append_json_string(out, r.text(f));
+          json_.append_value(out, r, f);
         }
         break;
       case K::Time: {
@@ -254,34 +251,11 @@ std::string RowEncoder::encode(const Record& r) {
         append_json_string(out, *clickhouse_time(iso, dialect_.datetime64));
         break;
       }
-      case K::Texts:
-        out += '[';
-        for (std::size_t i = 0; i < r.size(f); ++i) {
-          if (i) out += ',';
-          append_json_string(out, r.text_at(f, i));
-        }
-        out += ']';
-        break;
-      case K::PyStack:
-        scratch_.clear();
-        for (std::size_t i = 0; i < r.size(f); ++i) {
-          if (i) scratch_ += ';';
-          stack::append_text(scratch_, r.py_frame(f, i));
-        }
-        append_json_string(out, scratch_);
-        break;
-      case K::NativeStack:
-        out += '[';
-        for (std::size_t i = 0; i < r.size(f); ++i) {
-          if (i) out += ',';
-          scratch_.clear();
-          stack::append_text(scratch_, r.native_frame(f, i));
-          append_json_string(out, scratch_);
-        }
-        out += ']';
-        break;
       case K::Json:
         append_json_string(out, r.json(f).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+        break;
+      default:  // null, texts and stacks: as in JSON lines
+        json_.append_value(out, r, f);
         break;
     }
     if (!fits) {

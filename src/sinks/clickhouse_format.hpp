@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "sinks/json_writer.hpp"
 #include "sinks/record.hpp"
 #include "sinks/schema.hpp"
 
@@ -66,7 +67,7 @@ class RowEncoder {
   const TableSchema& table_;
   Dialect dialect_;
   std::string host_;
-  std::string scratch_;  // a stack's text, reused
+  JsonWriter json_;
 };
 
 // What a failed request means for the rows in it.

@@ -113,75 +113,77 @@ void append_json_number(std::string& out, double value) {
 }
 
 void JsonWriter::append(std::string& out, const Record& r) {
-  using K = Record::Kind;
   const auto& columns = r.schema().columns();
   out += "{\"metric\":";
   append_json_string(out, r.metric());
   for (FieldId f = 0; f < columns.size(); ++f) {
-    const K kind = r.kind(f);
-    if (kind == K::Absent) continue;
+    if (r.kind(f) == Record::Kind::Absent) continue;
     out += ",\"";
     out += columns[f].name;
     out += "\":";
-    switch (kind) {
-      case K::Absent:
-        break;
-      case K::Null:
-        out += "null";
-        break;
-      case K::UInt:
-        append_integer(out, r.uint_value(f));
-        break;
-      case K::Int:
-        append_integer(out, r.int_value(f));
-        break;
-      case K::Float:
-        append_json_number(out, r.float_value(f));
-        break;
-      case K::Bool:
-        out += r.bool_value(f) ? "true" : "false";
-        break;
-      case K::Text:
-        append_json_string(out, r.text(f));
-        break;
-      case K::Time:
-        out += '"';
-        append_iso8601_utc(out, r.time_us(f));
-        out += '"';
-        break;
-      case K::Texts:
-        out += '[';
-        for (std::size_t i = 0; i < r.size(f); ++i) {
-          if (i) out += ',';
-          append_json_string(out, r.text_at(f, i));
-        }
-        out += ']';
-        break;
-      case K::PyStack:
-        // One string: "func (file:line);..." root first.
-        scratch_.clear();
-        for (std::size_t i = 0; i < r.size(f); ++i) {
-          if (i) scratch_ += ';';
-          stack::append_text(scratch_, r.py_frame(f, i));
-        }
-        append_json_string(out, scratch_);
-        break;
-      case K::NativeStack:
-        out += '[';
-        for (std::size_t i = 0; i < r.size(f); ++i) {
-          if (i) out += ',';
-          scratch_.clear();
-          stack::append_text(scratch_, r.native_frame(f, i));
-          append_json_string(out, scratch_);
-        }
-        out += ']';
-        break;
-      case K::Json:
-        append_dump(out, r.json(f));
-        break;
-    }
+    append_value(out, r, f);
   }
   out += '}';
+}
+
+void JsonWriter::append_value(std::string& out, const Record& r, FieldId f) {
+  using K = Record::Kind;
+  switch (r.kind(f)) {
+    case K::Absent:
+    case K::Null:
+      out += "null";
+      break;
+    case K::UInt:
+      append_integer(out, r.uint_value(f));
+      break;
+    case K::Int:
+      append_integer(out, r.int_value(f));
+      break;
+    case K::Float:
+      append_json_number(out, r.float_value(f));
+      break;
+    case K::Bool:
+      out += r.bool_value(f) ? "true" : "false";
+      break;
+    case K::Text:
+      append_json_string(out, r.text(f));
+      break;
+    case K::Time:
+      out += '"';
+      append_iso8601_utc(out, r.time_us(f));
+      out += '"';
+      break;
+    case K::Texts:
+      out += '[';
+      for (std::size_t i = 0; i < r.size(f); ++i) {
+        if (i) out += ',';
+        append_json_string(out, r.text_at(f, i));
+      }
+      out += ']';
+      break;
+    case K::PyStack:
+      // One string: "func (file:line);..." root first.
+      scratch_.clear();
+      for (std::size_t i = 0; i < r.size(f); ++i) {
+        if (i) scratch_ += ';';
+        stack::append_text(scratch_, r.py_frame(f, i));
+      }
+      append_json_string(out, scratch_);
+      break;
+    case K::NativeStack:
+      out += '[';
+      for (std::size_t i = 0; i < r.size(f); ++i) {
+        if (i) out += ',';
+        scratch_.clear();
+        stack::append_text(scratch_, r.native_frame(f, i));
+        append_json_string(out, scratch_);
+      }
+      out += ']';
+      break;
+    case K::Json:
+      append_dump(out, r.json(f));
+      break;
+  }
 }
 
 std::string to_json_line(const Record& record) {

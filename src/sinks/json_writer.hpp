@@ -18,6 +18,8 @@ class JsonWriter {
   // Appends one line (without the newline): "metric" first, then every field
   // that is not absent, in schema order.
   void append(std::string& out, const Record& record);
+  // One field's value (not absent): what append() writes after its name.
+  void append_value(std::string& out, const Record& record, FieldId field);
 
  private:
   std::string scratch_;  // a stack's text before escaping, reused

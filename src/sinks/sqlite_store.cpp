@@ -282,26 +282,11 @@ void SqliteStore::insert(long run_id, const Record& r) {
         bind_copy(s, i, scratch_);
         break;
       case K::Texts:
-      case K::NativeStack: {
-        // JSON array text, as the reader parses it back.
-        scratch_ += '[';
-        std::string frame;
-        for (std::size_t k = 0; k < r.size(f); ++k) {
-          if (k) scratch_ += ',';
-          if (r.kind(f) == K::Texts) {
-            append_json_string(scratch_, r.text_at(f, k));
-          } else {
-            frame.clear();
-            stack::append_text(frame, r.native_frame(f, k));
-            append_json_string(scratch_, frame);
-          }
-        }
-        scratch_ += ']';
-        bind_copy(s, i, scratch_);
-        break;
-      }
+      case K::NativeStack:
       case K::Json:
-        bind_copy(s, i, r.json(f).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+        // JSON text, as the reader parses it back (declared type JSON).
+        json_.append_value(scratch_, r, f);
+        bind_copy(s, i, scratch_);
         break;
     }
   }

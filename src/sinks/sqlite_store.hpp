@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sinks/json_writer.hpp"
 #include "sinks/record.hpp"
 #include "sinks/run_info.hpp"
 
@@ -74,6 +75,7 @@ class SqliteStore {
   sqlite3* db_ = nullptr;
   std::map<const TableSchema*, Table> tables_;
   std::string scratch_;  // insert(): a value's text
+  JsonWriter json_;
 };
 
 }  // namespace pyebpf::sinks

@@ -258,18 +258,7 @@ void GcTracker::consume() {
 }
 
 void GcTracker::handle(const void* data, std::size_t size) {
-  switch (decode_gc_pause(data, size, decode_context(*ctx_), options_.py_enable, record_)) {
-    case Decoded::Event:
-      ctx_->targets.count_event(static_cast<pid_t>(record_.uint_value(sinks::thread_fields::pid)));
-      ctx_->sink.write(record_);
-      ++emitted_;
-      break;
-    case Decoded::Malformed:
-      ++malformed_;
-      break;
-    case Decoded::Skipped:
-      break;
-  }
+  deliver(decode_gc_pause(data, size, decode_context(*ctx_), options_.py_enable, record_), record_, *ctx_, counts_);
 }
 
 std::string GcTracker::summary() const {
@@ -281,7 +270,7 @@ std::string GcTracker::summary() const {
       "{} starts not recorded (start map full), {} without counts (GC stats unreadable or another "
       "interpreter's), {} ends without a seen start (attached mid-collection), {} collector calls that collected "
       "nothing, {} nested calls",
-      collections, traced_, emitted_, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + malformed_,
+      collections, traced_, counts_.emitted, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed,
       c[PYEBPF_GC_CNT_START_LOST], c[PYEBPF_GC_CNT_NO_STATS], c[PYEBPF_GC_CNT_UNMATCHED], c[PYEBPF_GC_CNT_NOOP],
       c[PYEBPF_GC_CNT_NESTED]);
 }

@@ -86,8 +86,7 @@ class GcTracker : public Tracker {
   std::optional<bpf::RingBuffer> events_;
   sinks::Record record_;
   std::size_t traced_ = 0;
-  std::uint64_t emitted_ = 0;
-  std::uint64_t malformed_ = 0;
+  EventCounts counts_;
 };
 
 }  // namespace pyebpf::trackers

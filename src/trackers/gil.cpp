@@ -317,18 +317,7 @@ void GilTracker::consume() {
 }
 
 void GilTracker::handle(const void* data, std::size_t size) {
-  switch (decoder_.decode(data, size, decode_context(*ctx_), record_)) {
-    case Decoded::Event:
-      ctx_->targets.count_event(static_cast<pid_t>(record_.uint_value(sinks::thread_fields::pid)));
-      ctx_->sink.write(record_);
-      ++emitted_;
-      break;
-    case Decoded::Malformed:
-      ++malformed_;
-      break;
-    case Decoded::Skipped:
-      break;
-  }
+  deliver(decoder_.decode(data, size, decode_context(*ctx_), record_), record_, *ctx_, counts_);
 }
 
 std::string GilTracker::summary() const {
@@ -339,8 +328,9 @@ std::string GilTracker::summary() const {
       "{} lost (ring buffer full), {} with unknown holder, {} holder threads unresolved, {} without stacks "
       "(below --gil-py-min-ms), {} partial stacks (memory read faults), {} on subinterpreter GILs (not tracked), "
       "{} GIL state read faults, {} stale wait records",
-      c[PYEBPF_CNT_HITS], c[PYEBPF_GIL_CNT_WAITS], static_cast<double>(c[PYEBPF_GIL_CNT_WAIT_NS]) / 1e9, emitted_,
-      c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + malformed_, c[PYEBPF_GIL_CNT_HOLDER_UNKNOWN],
+      c[PYEBPF_CNT_HITS], c[PYEBPF_GIL_CNT_WAITS], static_cast<double>(c[PYEBPF_GIL_CNT_WAIT_NS]) / 1e9,
+      counts_.emitted, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed,
+      c[PYEBPF_GIL_CNT_HOLDER_UNKNOWN],
       c[PYEBPF_GIL_CNT_HOLDER_NO_TID] - std::min(c[PYEBPF_GIL_CNT_HOLDER_NO_TID], decoder_.holders_resolved_late()),
       c[PYEBPF_GIL_CNT_STACKS_SKIPPED], c[PYEBPF_CNT_READ_FAULT], c[PYEBPF_GIL_CNT_OTHER_INTERP],
       c[PYEBPF_GIL_CNT_STATE_FAULT], c[PYEBPF_GIL_CNT_STALE]);

@@ -91,8 +91,7 @@ class GilTracker : public Tracker {
   std::optional<bpf::RingBuffer> events_;
   GilDecoder decoder_;
   sinks::Record record_;
-  std::uint64_t emitted_ = 0;
-  std::uint64_t malformed_ = 0;
+  EventCounts counts_;
 };
 
 }  // namespace pyebpf::trackers

@@ -84,18 +84,7 @@ void HandoffTracker::consume() {
 }
 
 void HandoffTracker::handle(const void* data, std::size_t size) {
-  switch (decode_handoff(data, size, decode_context(*ctx_), record_)) {
-    case Decoded::Event:
-      ctx_->targets.count_event(static_cast<pid_t>(record_.uint_value(sinks::thread_fields::pid)));
-      ctx_->sink.write(record_);
-      ++emitted_;
-      break;
-    case Decoded::Malformed:
-      ++malformed_;
-      break;
-    case Decoded::Skipped:
-      break;
-  }
+  deliver(decode_handoff(data, size, decode_context(*ctx_), record_), record_, *ctx_, counts_);
 }
 
 std::map<std::uint32_t, HandoffTracker::Backlog> HandoffTracker::backlog() {
@@ -207,7 +196,7 @@ std::string HandoffTracker::summary() const {
   return fmt::format(
       "handoff: {} fds queued, {} handoffs emitted, {} below --handoff-min-ms, {} lost (ring buffer "
       "full), {} queue-map updates failed, {} request_queue summaries",
-      c[PYEBPF_CNT_HITS], emitted_, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + malformed_,
+      c[PYEBPF_CNT_HITS], counts_.emitted, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed,
       c[PYEBPF_HANDOFF_CNT_QUEUE_FULL] + c[PYEBPF_HANDOFF_CNT_STATS_FULL], summaries_);
 }
 

@@ -66,9 +66,8 @@ class HandoffTracker : public Tracker {
   sinks::Record summary_;  // request_queue
   std::map<std::uint32_t, PerProcess> procs_;
   std::uint64_t interval_start_ns_ = 0;
-  std::uint64_t emitted_ = 0;
+  EventCounts counts_;
   std::uint64_t summaries_ = 0;
-  std::uint64_t malformed_ = 0;
 };
 
 }  // namespace pyebpf::trackers

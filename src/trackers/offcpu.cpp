@@ -181,18 +181,7 @@ const native::Kallsyms& OffCpuTracker::kallsyms() {
 }
 
 void OffCpuTracker::handle(const void* data, std::size_t size) {
-  switch (decoder_.decode(data, size, decode_context(*ctx_), record_)) {
-    case Decoded::Event:
-      ctx_->targets.count_event(static_cast<pid_t>(record_.uint_value(sinks::thread_fields::pid)));
-      ctx_->sink.write(record_);
-      ++emitted_;
-      break;
-    case Decoded::Malformed:
-      ++malformed_;
-      break;
-    case Decoded::Skipped:
-      break;
-  }
+  deliver(decoder_.decode(data, size, decode_context(*ctx_), record_), record_, *ctx_, counts_);
 }
 
 void OffCpuTracker::flush_aggregates() {
@@ -300,15 +289,15 @@ std::string OffCpuTracker::summary() const {
   if (agg_timer_)
     out += fmt::format("{} aggregated into {} records", c[PYEBPF_OFFCPU_CNT_AGGREGATED], agg_records_);
   else
-    out += fmt::format("{} emitted", emitted_);
+    out += fmt::format("{} emitted", counts_.emitted);
   out += fmt::format("; {} preemptions ({:.1f} s in run queues)", c[PYEBPF_OFFCPU_CNT_PREEMPTIONS],
                      static_cast<double>(c[PYEBPF_OFFCPU_CNT_PREEMPT_RUNQ_NS]) / 1e9);
   out += fmt::format(
       "; lost: {} ring buffer full, {} aggregation maps full, {} before their stacks were taken, "
       "{} whose return to the CPU the kernel did not report to BPF, {} hook runs skipped by the kernel's "
       "recursion guard",
-      c[PYEBPF_CNT_RINGBUF_FULL] + malformed_, c[PYEBPF_OFFCPU_CNT_AGG_FULL], c[PYEBPF_OFFCPU_CNT_CAPTURE_MISSED],
-      c[PYEBPF_OFFCPU_CNT_END_UNSEEN], skipped);
+      c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed, c[PYEBPF_OFFCPU_CNT_AGG_FULL],
+      c[PYEBPF_OFFCPU_CNT_CAPTURE_MISSED], c[PYEBPF_OFFCPU_CNT_END_UNSEEN], skipped);
   if (agg_missing_stacks_) out += fmt::format(", {} aggregated stacks missing", agg_missing_stacks_);
   out += fmt::format(
       "; {} wake-ups of threads never seen sleeping (asleep since before attach), {} switch-ins without a "

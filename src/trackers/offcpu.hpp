@@ -76,8 +76,7 @@ class OffCpuTracker : public Tracker {
   std::future<native::Kallsyms> kallsyms_loading_;
   OffCpuDecoder decoder_;
   sinks::Record record_;
-  std::uint64_t emitted_ = 0;
-  std::uint64_t malformed_ = 0;
+  EventCounts counts_;
   std::uint64_t agg_records_ = 0;
   std::uint64_t agg_missing_stacks_ = 0;
 };

@@ -38,18 +38,7 @@ void PyStackTracker::consume() {
 }
 
 void PyStackTracker::handle(const void* data, std::size_t size) {
-  switch (decode_py_stack(data, size, decode_context(*ctx_), record_)) {
-    case Decoded::Event:
-      ctx_->targets.count_event(static_cast<pid_t>(record_.uint_value(sinks::thread_fields::pid)));
-      ctx_->sink.write(record_);
-      ++emitted_;
-      break;
-    case Decoded::Malformed:
-      ++malformed_;
-      break;
-    case Decoded::Skipped:
-      break;
-  }
+  deliver(decode_py_stack(data, size, decode_context(*ctx_), record_), record_, *ctx_, counts_);
 }
 
 std::string PyStackTracker::summary() const {
@@ -58,7 +47,7 @@ std::string PyStackTracker::summary() const {
   return fmt::format(
       "py_stack: {} samples of target threads, {} emitted, {} lost (ring buffer full), {} without Python state, "
       "{} partial (memory read faults), {} truncated at {} frames",
-      c[PYEBPF_CNT_HITS], emitted_, c[PYEBPF_CNT_RINGBUF_FULL] + malformed_, c[PYEBPF_CNT_NO_TSTATE],
+      c[PYEBPF_CNT_HITS], counts_.emitted, c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed, c[PYEBPF_CNT_NO_TSTATE],
       c[PYEBPF_CNT_READ_FAULT], c[PYEBPF_CNT_TRUNCATED], PYEBPF_MAX_FRAMES);
 }
 

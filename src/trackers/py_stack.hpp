@@ -39,8 +39,7 @@ class PyStackTracker : public Tracker {
   std::optional<bpf::PerfSampler> sampler_;
   std::optional<bpf::RingBuffer> events_;
   sinks::Record record_;
-  std::uint64_t emitted_ = 0;
-  std::uint64_t malformed_ = 0;
+  EventCounts counts_;
 };
 
 }  // namespace pyebpf::trackers

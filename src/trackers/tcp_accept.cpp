@@ -13,7 +13,6 @@ TcpAcceptTracker::TcpAcceptTracker(const TcpOptions& options) : TcpTrackerBase(T
 
 void TcpAcceptTracker::handle(const sinks::Record& r) {
   write(r);
-  ++emitted_;
   const auto dwell = tcp_accept_schema().accept_dwell_us;
   if (r.has(dwell)) max_dwell_us_ = std::max(max_dwell_us_, r.uint_value(dwell));
 }
@@ -22,7 +21,7 @@ std::string TcpAcceptTracker::summary() const {
   return fmt::format(
       "tcp_accept: {} connections accepted, longest accept-queue wait {:.3f} ms, {} without handshake data "
       "(established before tracing), {} lost (ring buffer full)",
-      emitted_, static_cast<double>(max_dwell_us_) / 1000.0, counter(PYEBPF_TCP_CNT_ACCEPT_NO_HANDSHAKE),
+      counts_.emitted, static_cast<double>(max_dwell_us_) / 1000.0, counter(PYEBPF_TCP_CNT_ACCEPT_NO_HANDSHAKE),
       counter(PYEBPF_TCP_CNT_LOST_ACCEPT));
 }
 

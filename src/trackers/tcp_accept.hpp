@@ -19,7 +19,6 @@ class TcpAcceptTracker : public TcpTrackerBase {
 
  private:
   void handle(const sinks::Record& r);
-  std::uint64_t emitted_ = 0;
   std::uint64_t max_dwell_us_ = 0;
 };
 

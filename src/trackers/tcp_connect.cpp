@@ -12,14 +12,13 @@ TcpConnectTracker::TcpConnectTracker(const TcpOptions& options) : TcpTrackerBase
 
 void TcpConnectTracker::handle(const sinks::Record& r) {
   write(r);
-  ++emitted_;
   ++outcomes_[std::string(r.text(tcp_connect_schema().outcome))];
 }
 
 std::string TcpConnectTracker::summary() const {
   std::vector<std::string> by_outcome;
   for (const auto& [outcome, n] : outcomes_) by_outcome.push_back(fmt::format("{} {}", n, outcome));
-  return fmt::format("tcp_connect: {} handshakes reported ({}), {} lost (ring buffer full)", emitted_,
+  return fmt::format("tcp_connect: {} handshakes reported ({}), {} lost (ring buffer full)", counts_.emitted,
                      by_outcome.empty() ? "none" : fmt::format("{}", fmt::join(by_outcome, ", ")),
                      counter(PYEBPF_TCP_CNT_LOST_CONNECT));
 }

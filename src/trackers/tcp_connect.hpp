@@ -19,7 +19,6 @@ class TcpConnectTracker : public TcpTrackerBase {
 
  private:
   void handle(const sinks::Record& r);
-  std::uint64_t emitted_ = 0;
   std::map<std::string, std::uint64_t> outcomes_;
 };
 

@@ -22,7 +22,7 @@ TcpLossTracker::TcpLossTracker(const TcpOptions& options) : TcpTrackerBase(TcpSe
 void TcpLossTracker::handle(const sinks::Record& r) {
   const TcpLossSchema& s = tcp_loss_schema();
   write(r);
-  ++emitted_[std::string(r.text(s.event))];
+  ++by_event_[std::string(r.text(s.event))];
   if (!r.bool_value(s.owner_known)) ++unowned_;
 }
 
@@ -51,8 +51,8 @@ std::string TcpLossTracker::summary() const {
   std::vector<std::string> kinds, suppressed;
   std::uint64_t total = 0, total_suppressed = 0;
   for (int t = 0; t < PYEBPF_LOSS_TYPES; ++t) {
-    auto it = emitted_.find(tcp::loss_event_name(t));
-    const std::uint64_t n = it == emitted_.end() ? 0 : it->second;
+    auto it = by_event_.find(tcp::loss_event_name(t));
+    const std::uint64_t n = it == by_event_.end() ? 0 : it->second;
     total += n;
     if (n) kinds.push_back(fmt::format("{} {}", n, tcp::loss_event_name(t)));
     std::uint64_t s = c[PYEBPF_TCP_CNT_SUPPRESSED + t];

@@ -24,7 +24,7 @@ class TcpLossTracker : public TcpTrackerBase {
   void handle(const sinks::Record& r);
   std::uint64_t suppressed_total() const;
 
-  std::map<std::string, std::uint64_t, std::less<>> emitted_;  // by event name
+  std::map<std::string, std::uint64_t, std::less<>> by_event_;  // events emitted
   std::uint64_t unowned_ = 0;
   std::uint64_t warned_suppressed_ = 0;
   std::uint64_t last_warning_ns_ = 0;

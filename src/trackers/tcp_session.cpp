@@ -220,8 +220,7 @@ void TcpTrackerBase::start(TrackerContext& ctx) {
 }
 
 void TcpTrackerBase::write(const sinks::Record& r) {
-  if (auto pid = r.uint_value(sinks::thread_fields::pid)) ctx_->targets.count_event(static_cast<pid_t>(pid));
-  ctx_->sink.write(r);
+  deliver(Decoded::Event, r, *ctx_, counts_);
 }
 
 std::shared_ptr<TrackerOptions> add_tcp_options(CLI::App& cli) {

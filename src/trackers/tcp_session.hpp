@@ -104,6 +104,7 @@ class TcpTrackerBase : public Tracker {
   const TcpOptions options_;
   std::shared_ptr<TcpSession> session_;
   TrackerContext* ctx_ = nullptr;
+  EventCounts counts_;  // of this tracker's kind
 };
 
 }  // namespace pyebpf::trackers

@@ -88,4 +88,21 @@ enum class Decoded {
   Skipped,    // nothing to write (its target was forgotten, a bookkeeping record)
 };
 
+// What a tracker did with what its decoder handled, for its summary line.
+struct EventCounts {
+  std::uint64_t emitted = 0;
+  std::uint64_t malformed = 0;
+};
+
+// The common end of a tracker's ring-buffer handler: an event is counted for
+// its target (pid 0: a host-level event of no target) and written to the
+// sinks; a malformed record is counted.
+inline void deliver(Decoded decoded, const sinks::Record& record, TrackerContext& ctx, EventCounts& counts) {
+  if (decoded == Decoded::Malformed) ++counts.malformed;
+  if (decoded != Decoded::Event) return;
+  if (auto pid = record.uint_value(sinks::thread_fields::pid)) ctx.targets.count_event(static_cast<pid_t>(pid));
+  ctx.sink.write(record);
+  ++counts.emitted;
+}
+
 }  // namespace pyebpf::trackers
