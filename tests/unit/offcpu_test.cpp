@@ -10,14 +10,19 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "binary/elf_file.hpp"
+#include "btf_layout.hpp"
 #include "native/kallsyms.hpp"
 #include "native/symbolizer.hpp"
 #include "offcpu.h"
+#include "offcpu.skel.h"
 #include "procfs/maps.hpp"
+#include "sinks/capture_sink.hpp"
+#include "test_support.hpp"
 #include "trackers/offcpu_events.hpp"
 
 // A function with a known name and no other function right after it: aligned
@@ -227,6 +232,86 @@ TEST(NativeSymbolizer, MarksWhatItCannotResolve) {
   std::string name = sym.name(addr, false);
   EXPECT_EQ(name.rfind("[unknown] [" + self_exe_name() + "+0x", 0), 0u) << name;
   EXPECT_GT(sym.unresolved(), 0u);
+}
+
+// --- decoding ----------------------------------------------------------------
+
+TEST(OffCpuDecoding, ASleepWithKernelUserAndPythonStacks) {
+  test::DecoderFixture f;
+  const auto pid = static_cast<std::uint32_t>(getpid());  // user frames are named from this process's own maps
+  f.targets.python(static_cast<pid_t>(pid)).add(0x40, "wait_for_lock", "/srv/a.py", 9);
+  Kallsyms kallsyms = Kallsyms::parse(kKallsyms);
+  trackers::OffCpuDecoder decoder(20, [&]() -> const Kallsyms& { return kallsyms; });
+  auto ev = std::make_unique<pyebpf_offcpu_event>();
+  ev->hdr = test::header(pid, pid + 1);
+  ev->off_ns = 119'854'400;
+  ev->runq_ns = 6'871'600;
+  ev->prev_state = 1;  // TASK_INTERRUPTIBLE
+  // Kernel stack leaf first: the BPF program (dropped), then the thread's own path.
+  ev->kstack = make_stack({0xffffffffc0a02010, 0xffffffff81001010, 0xffffffff81002020});
+  ev->ustack = make_stack({reinterpret_cast<std::uint64_t>(&pyebpf_offcpu_test_marker) + 2});
+  test::fill_stack(ev->py, {{0x40, 0}});
+  sinks::CaptureSink sink;
+  sinks::Record record(trackers::off_cpu_schema());
+  ASSERT_EQ(decoder.decode(ev.get(), PYEBPF_OFFCPU_EVENT_BYTES(1), f.ctx(), record), trackers::Decoded::Event);
+  sink.write(record);
+  EXPECT_EQ(test::keys_of(sink.records[0]),
+            (std::vector<std::string>{"metric", "env", "ts", "ts_us", "pid", "tid", "container_pid", "container_tid",
+                                      "comm", "thread_name", "off_cpu_ms", "runq_ms", "prev_state", "cpu",
+                                      "kernel_stack", "user_stack", "py_stack", "py_stack_depth"}));
+  auto e = test::json_of(sink.records[0]);
+  EXPECT_EQ(e["off_cpu_ms"], 119.854);
+  EXPECT_EQ(e["runq_ms"], 6.872);
+  EXPECT_EQ(e["prev_state"], "S");
+  EXPECT_EQ(e["cpu"], 1);
+  EXPECT_EQ(e["kernel_stack"], nlohmann::json({"do_nanosleep", "schedule"}));
+  EXPECT_EQ(e["user_stack"], nlohmann::json({"pyebpf_offcpu_test_marker [" + self_exe_name() + "]"}));
+  EXPECT_EQ(e["py_stack"], "wait_for_lock (/srv/a.py:9)");
+  EXPECT_EQ(e["py_stack_depth"], 1);
+
+  // Python stacks not walked (below --offcpu-py-min-ms): empty, not absent.
+  ev->py.status = PYEBPF_STACK_NOT_WALKED;
+  ASSERT_EQ(decoder.decode(ev.get(), PYEBPF_OFFCPU_EVENT_BYTES(1), f.ctx(), record), trackers::Decoded::Event);
+  EXPECT_EQ(test::json_of(record)["py_stack"], "");
+  EXPECT_EQ(test::json_of(record)["py_stack_depth"], 0);
+  EXPECT_EQ(decoder.decode(ev.get(), PYEBPF_OFFCPU_EVENT_BYTES(0) - 1, f.ctx(), record), trackers::Decoded::Malformed);
+}
+
+TEST(OffCpuStructs, MatchTheEmbeddedObject) {
+  std::size_t size = 0;
+  const void* bytes = offcpu_bpf__elf_bytes(&size);
+  test::EmbeddedObject obj(bytes, size);
+  const btf* t = obj.types();
+  ASSERT_TRUE(t);
+
+  EXPECT_SAME_SIZE(t, pyebpf_offcpu_event);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, hdr);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, off_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, runq_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, prev_state);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, kstack);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, ustack);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, py);
+  EXPECT_SAME_SIZE(t, pyebpf_offcpu_native_stack);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_native_stack, depth);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_native_stack, ips);
+  EXPECT_SAME_SIZE(t, pyebpf_offcpu_thread);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_thread, off_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_thread, phase);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_thread, prev_state);
+
+  EXPECT_SAME_SIZE(t, pyebpf_offcpu_agg_key);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_key, gen);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_key, prev_state);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_key, kstack);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_key, pystack);
+  EXPECT_SAME_SIZE(t, pyebpf_offcpu_agg_value);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_value, hdr);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_value, off_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_value, count);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_value, max_off_ns);
+  EXPECT_SAME_SIZE(t, pyebpf_offcpu_stack_key);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_stack_key, hash);
 }
 
 }  // namespace

@@ -118,8 +118,9 @@ inline nlohmann::ordered_json json_of(const sinks::Record& r) {
 
 // The record's field names, in the order the JSON line prints them.
 inline std::vector<std::string> keys_of(const sinks::Record& r) {
+  const nlohmann::ordered_json line = json_of(r);
   std::vector<std::string> out;
-  for (const auto& [k, v] : json_of(r).items()) out.push_back(k);
+  for (auto it = line.begin(); it != line.end(); ++it) out.push_back(it.key());
   return out;
 }
 
