@@ -236,15 +236,6 @@ static __always_inline bool traced(__u32 *tgid)
 	return pyebpf_lookup_proc(*tgid) != NULL;
 }
 
-static __always_inline int on_pickup(int fd, __u8 via)
-{
-	__u32 tgid;
-
-	if (fd >= 0 && traced(&tgid))
-		pickup(tgid, fd, via);
-	return 0;
-}
-
 SEC("uretprobe")
 int BPF_KRETPROBE(handoff_accept_ret, int ret)
 {
@@ -265,35 +256,16 @@ int BPF_KPROBE(handoff_epoll_ctl, int epfd, int op, int fd)
 	return 0;
 }
 
-/* recv() is the recvfrom system call (x86_64 and arm64 have no recv): named so. */
+/* recv/recvfrom/recvmsg/read/readv: the cookie is the enum pyebpf_handoff_via
+ * value of the function (recv() is the recvfrom system call, and named so). */
 SEC("uprobe")
-int BPF_KPROBE(handoff_recv, int fd)
+int BPF_KPROBE(handoff_pickup, int fd)
 {
-	return on_pickup(fd, PYEBPF_HANDOFF_VIA_RECVFROM);
-}
+	__u32 tgid;
 
-SEC("uprobe")
-int BPF_KPROBE(handoff_recvfrom, int fd)
-{
-	return on_pickup(fd, PYEBPF_HANDOFF_VIA_RECVFROM);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(handoff_recvmsg, int fd)
-{
-	return on_pickup(fd, PYEBPF_HANDOFF_VIA_RECVMSG);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(handoff_read, int fd)
-{
-	return on_pickup(fd, PYEBPF_HANDOFF_VIA_READ);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(handoff_readv, int fd)
-{
-	return on_pickup(fd, PYEBPF_HANDOFF_VIA_READV);
+	if (fd >= 0 && traced(&tgid))
+		pickup(tgid, fd, (__u8)bpf_get_attach_cookie(ctx));
+	return 0;
 }
 
 SEC("uprobe")

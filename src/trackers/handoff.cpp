@@ -96,22 +96,17 @@ void HandoffTracker::attach_process(pid_t pid) {
       {"accept4", p->handoff_accept_ret, true},
       {"accept", p->handoff_accept_ret, true},
       {"epoll_ctl", p->handoff_epoll_ctl},
-      {"recv", p->handoff_recv},
-      {"recvfrom", p->handoff_recvfrom},
-      {"recvmsg", p->handoff_recvmsg},
-      {"read", p->handoff_read},
-      {"readv", p->handoff_readv},
+      {"recv", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVFROM},
+      {"recvfrom", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVFROM},
+      {"recvmsg", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVMSG},
+      {"read", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_READ},
+      {"readv", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_READV},
       {"close", p->handoff_close},
   };
-  try {
-    std::string where;
-    auto links = bpf::attach_libc_probes(pid, probes, "handoff", where);
-    spdlog::info("handoff: pid {}: {}", pid, where);
-    process_links_[pid] = std::move(links);
-  } catch (const Error& e) {
-    spdlog::warn("{}: its requests are not seen", e.what());
+  if (auto links = bpf::attach_libc_probes(pid, probes, "handoff", "its requests are not seen"))
+    process_links_[pid] = std::move(*links);
+  else
     ++unhooked_;
-  }
 }
 
 std::vector<int> HandoffTracker::wait_fds() const {

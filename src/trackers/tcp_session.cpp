@@ -176,15 +176,10 @@ void TcpSession::attach_process(pid_t pid) {
       {"accept", p->tcp_accept_enter},
       {"accept", p->tcp_accept_return, true},
   };
-  try {
-    std::string where;
-    auto links = bpf::attach_libc_probes(pid, probes, "tcp_accept", where);
-    spdlog::info("tcp_accept: pid {}: {}", pid, where);
-    process_links_[pid] = std::move(links);
-  } catch (const Error& e) {
-    spdlog::warn("{}: its accepts are not reported", e.what());
+  if (auto links = bpf::attach_libc_probes(pid, probes, "tcp_accept", "its accepts are not reported"))
+    process_links_[pid] = std::move(*links);
+  else
     ++unhooked_;
-  }
 }
 
 // Hooks are attached first, so a socket created from now on gets its owner
