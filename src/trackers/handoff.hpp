@@ -51,6 +51,9 @@ class HandoffTracker : public Tracker {
     std::uint32_t container_pid = 0;
   };
 
+  // Hooks one process (its C library's accept/epoll_ctl/recv*/read*/close);
+  // a process that cannot be hooked is a warning and a summary line.
+  void attach_process(pid_t pid);
   void handle(const void* data, std::size_t size);
   std::map<std::uint32_t, Backlog> backlog();
   std::optional<HandoffTotals> totals(std::uint32_t pid) const;
@@ -60,7 +63,7 @@ class HandoffTracker : public Tracker {
   const HandoffOptions options_;
   TrackerContext* ctx_ = nullptr;
   bpf::Skeleton<handoff_bpf> skel_;
-  std::vector<bpf::Link> links_;
+  std::map<pid_t, std::vector<bpf::Link>> process_links_;
   std::optional<bpf::RingBuffer> events_;
   sinks::Record record_;
   sinks::Record summary_;  // request_queue
@@ -68,6 +71,7 @@ class HandoffTracker : public Tracker {
   std::uint64_t interval_start_ns_ = 0;
   EventCounts counts_;
   std::uint64_t summaries_ = 0;
+  std::uint64_t unhooked_ = 0;
 };
 
 }  // namespace pyebpf::trackers

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,18 +65,23 @@ class TcpSession {
   std::uint64_t malformed() const { return malformed_; }
   bool zero_window_hooked() const { return zero_window_hooked_; }
   bool loss_state_hooked() const { return loss_state_hooked_; }
+  // Target processes whose accept() could not be hooked (tcp_accept, see the warnings).
+  std::uint64_t unhooked() const { return unhooked_; }
 
  private:
   TcpSession();
   void handle(const void* data, std::size_t size);
-  void configure_hooks(bool connect, bool accept, bool loss);
+  void configure_hooks(bool connect, bool accept, bool loss, bool host_scope);
   void attach_all();
+  // tcp_accept: uprobes on accept4/accept in one target process.
+  void attach_process(pid_t pid);
   void seed_existing_sockets(const TargetLookup& targets);
 
   bool wanted_[3] = {false, false, false};
   std::function<void(const sinks::Record&)> handlers_[3];
   bpf::Skeleton<tcp_bpf> skel_;
   std::vector<bpf::Link> links_;
+  std::map<pid_t, std::vector<bpf::Link>> process_links_;
   std::optional<bpf::RingBuffer> events_;
   std::optional<TcpDecoder> decoder_;
   bool started_ = false;
@@ -81,6 +89,7 @@ class TcpSession {
   bool zero_window_hooked_ = false;
   bool loss_state_hooked_ = false;
   std::uint64_t malformed_ = 0;
+  std::uint64_t unhooked_ = 0;
   TrackerContext* ctx_ = nullptr;
 };
 
