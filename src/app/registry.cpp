@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "pyebpf/error.hpp"
 
@@ -15,10 +16,7 @@ const TrackerDescriptor& gil_tracker();
 const TrackerDescriptor& gc_tracker();
 const TrackerDescriptor& offcpu_tracker();
 const TrackerDescriptor& handoff_tracker();
-const TrackerDescriptor& tcp_connect_tracker();
-const TrackerDescriptor& tcp_accept_tracker();
-const TrackerDescriptor& tcp_handshake_alias();
-const TrackerDescriptor& tcp_loss_tracker();
+const TrackerDescriptor& tcp_tracker();
 const TrackerDescriptor& host_net_health_tracker();
 }  // namespace pyebpf::trackers
 
@@ -27,40 +25,60 @@ namespace {
 
 using trackers::TrackerDescriptor;
 
-const TrackerDescriptor* find(std::string_view name) {
+// What an --enable name turns on: a tracker, and which of its features.
+struct Enabled {
+  const TrackerDescriptor* descriptor = nullptr;
+  std::vector<std::string> features;
+};
+
+std::optional<Enabled> resolve(std::string_view name) {
   for (const auto* d : tracker_registry()) {
-    if (d->name == name) return d;
+    if (d->features.empty() && d->name == name) return Enabled{d, {}};
+    for (const auto& f : d->features) {
+      if (f.name != name) continue;
+      return Enabled{d, f.parts.empty() ? std::vector<std::string>{f.name} : f.parts};
+    }
   }
-  return nullptr;
+  return std::nullopt;
+}
+
+// Every feature of `d` that is a part, not a name for several.
+std::vector<std::string> all_features(const TrackerDescriptor& d) {
+  std::vector<std::string> out;
+  for (const auto& f : d.features) {
+    if (f.parts.empty()) out.push_back(f.name);
+  }
+  return out;
 }
 
 }  // namespace
 
 const std::vector<const TrackerDescriptor*>& tracker_registry() {
   static const std::vector<const TrackerDescriptor*> registry = {
-      &trackers::py_stack_tracker(),        &trackers::gil_tracker(),         &trackers::gc_tracker(),
-      &trackers::offcpu_tracker(),          &trackers::handoff_tracker(),     &trackers::tcp_connect_tracker(),
-      &trackers::tcp_accept_tracker(),      &trackers::tcp_handshake_alias(), &trackers::tcp_loss_tracker(),
-      &trackers::host_net_health_tracker(),
+      &trackers::py_stack_tracker(),         // CPU: Python stacks sampled in BPF
+      &trackers::gil_tracker(),              // GIL waits
+      &trackers::gc_tracker(),               // garbage-collection pauses
+      &trackers::offcpu_tracker(),           // why threads sleep
+      &trackers::handoff_tracker(),          // request queue time
+      &trackers::tcp_tracker(),              // tcp_connect, tcp_accept, tcp_loss
+      &trackers::host_net_health_tracker(),  // network health snapshots
   };
   return registry;
 }
 
 std::string tracker_names_help() {
   std::vector<std::string_view> names;
-  for (const auto* d : tracker_registry()) names.push_back(d->name);
+  for (const auto* d : tracker_registry()) {
+    if (d->features.empty()) names.push_back(d->name);
+    for (const auto& f : d->features) names.push_back(f.name);
+  }
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
 TrackerOptionsMap add_tracker_options(CLI::App& cli) {
   TrackerOptionsMap out;
-  // By add_options function: flags trackers share are added once.
-  std::map<decltype(TrackerDescriptor::add_options), std::shared_ptr<trackers::TrackerOptions>> added;
   for (const auto* d : tracker_registry()) {
-    if (!d->add_options) continue;
-    auto& options = added[d->add_options];
-    if (!options) options = d->add_options(cli);
-    out.emplace(d->name, options);
+    if (d->add_options) out.emplace(d->name, d->add_options(cli));
   }
   return out;
 }
@@ -68,31 +86,38 @@ TrackerOptionsMap add_tracker_options(CLI::App& cli) {
 std::vector<CreatedTracker> create_trackers(const std::vector<std::string>& names, const TrackerOptionsMap& options) {
   struct Wanted {
     const TrackerDescriptor* descriptor;
+    std::vector<std::string> features;
     bool named;
   };
-  std::vector<Wanted> wanted;
-  auto add = [&](const TrackerDescriptor* d, bool named) {
+  std::vector<Wanted> wanted;  // in the order first named
+  auto add = [&](const TrackerDescriptor* d, const std::vector<std::string>& features, bool named) {
     auto it = std::find_if(wanted.begin(), wanted.end(), [&](const Wanted& w) { return w.descriptor == d; });
-    if (it == wanted.end())
-      wanted.push_back({d, named});
-    else
-      it->named |= named;
+    if (it == wanted.end()) {
+      wanted.push_back(Wanted{d, {}, named});
+      it = wanted.end() - 1;
+    }
+    it->named |= named;
+    for (const auto& f : features) {
+      if (std::find(it->features.begin(), it->features.end(), f) == it->features.end()) it->features.push_back(f);
+    }
   };
   for (const auto& name : names) {
-    const TrackerDescriptor* d = find(name);
-    if (!d) throw Error("unknown tracker '" + name + "'", "--enable takes: " + tracker_names_help());
-    if (d->expands_to.empty()) add(d, true);
-    for (const auto& sub : d->expands_to) add(find(sub), true);
+    auto enabled = resolve(name);
+    if (!enabled) throw Error("unknown tracker '" + name + "'", "--enable takes: " + tracker_names_help());
+    add(enabled->descriptor, enabled->features, true);
   }
   if (names.empty()) {
-    for (const auto* d : tracker_registry()) {
-      if (d->create) add(d, false);
-    }
+    for (const auto* d : tracker_registry()) add(d, all_features(*d), false);
   }
   std::vector<CreatedTracker> out;
-  for (const auto& w : wanted) {
+  for (auto& w : wanted) {
+    // Features in the descriptor's order, whatever the order they were named in.
+    std::vector<std::string> features;
+    for (const auto& f : all_features(*w.descriptor)) {
+      if (std::find(w.features.begin(), w.features.end(), f) != w.features.end()) features.push_back(f);
+    }
     auto it = options.find(w.descriptor->name);
-    out.push_back({w.descriptor->create(it == options.end() ? nullptr : it->second.get()), w.named});
+    out.push_back({w.descriptor->create(it == options.end() ? nullptr : it->second.get(), features), w.named});
   }
   return out;
 }

@@ -189,7 +189,9 @@ int run(const Options& options) {
   double elapsed = static_cast<double>(monotonic_ns() - start_ns) / 1e9;
   outputs.close(signals.get());
   std::vector<std::string> lines;
-  for (auto& t : trackers) lines.push_back(t->summary());
+  for (auto& t : trackers) {
+    for (auto& line : t->summary()) lines.push_back(std::move(line));
+  }
   for (const auto& line : targets.summary_lines()) lines.push_back(line);
   for (const auto& line : outputs.summary_lines()) lines.push_back(line);
   outputs.record_end({clock.epoch_us(monotonic_ns()), elapsed, stop_reason, lines});

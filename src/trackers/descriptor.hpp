@@ -28,19 +28,29 @@ struct TrackerOptions {
 // the sinks store, the end-of-run report and the flame graphs are loops over
 // them. docs/development.md says how to add one.
 struct TrackerDescriptor {
-  std::string name;  // as given to --enable; its summary line starts with it
+  // A part of a tracker that --enable turns on by its own name (the TCP
+  // tracker's tcp_connect, tcp_accept, tcp_loss), or a name for several
+  // parts (tcp_handshake: `parts` lists them).
+  struct Feature {
+    std::string name;
+    std::string help;
+    std::vector<std::string> parts;  // empty: the feature itself
+  };
+
+  std::string name;  // as given to --enable (unless it has features); its summary line starts with it
   std::string help;  // one line, for --help
-  // An --enable name that stands for other trackers (tcp_handshake ->
-  // tcp_connect, tcp_accept): only `name`, `help` and this are set.
-  std::vector<std::string> expands_to;
+  // Its parts, when --enable can turn them on one by one. Empty: one part,
+  // enabled by `name`.
+  std::vector<Feature> features;
   // The metrics it emits, as the sinks store them and `pyebpf report` reads them.
   std::vector<const sinks::TableSchema*> schemas;
   // Adds its option group to the command line and returns the options CLI11
-  // fills. Trackers that share flags (the TCP ones) share this function, and
-  // the registry calls it once. Null: no options.
+  // fills. Null: no options.
   std::shared_ptr<TrackerOptions> (*add_options)(CLI::App& cli) = nullptr;
-  // A tracker, not started yet, with its parsed options (null without add_options).
-  std::unique_ptr<Tracker> (*create)(const TrackerOptions* options) = nullptr;
+  // A tracker, not started yet, with its parsed options (null without
+  // add_options) and the features enabled (the real ones, in `features`
+  // order; empty for a tracker without features).
+  std::unique_ptr<Tracker> (*create)(const TrackerOptions* options, const std::vector<std::string>& features) = nullptr;
   // Its section of the end-of-run report, fed the records of `schemas`. Null: none.
   std::unique_ptr<sinks::ReportSection> (*report)() = nullptr;
   // The flame graphs its records feed (--folded, --speedscope). Null: none.

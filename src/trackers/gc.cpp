@@ -261,7 +261,7 @@ void GcTracker::handle(const void* data, std::size_t size) {
   deliver(decode_gc_pause(data, size, decode_context(*ctx_), options_.py_enable, record_), record_, *ctx_, counts_);
 }
 
-std::string GcTracker::summary() const {
+std::string GcTracker::summary_line() const {
   if (!skel_) return "gc: no target process could be traced (see the warnings above)";
   Counters c = read_counters(skel_->maps.counters);
   const std::uint64_t collections = c[PYEBPF_CNT_EVENTS] + c[PYEBPF_CNT_FILTERED] + c[PYEBPF_CNT_RINGBUF_FULL];
@@ -300,7 +300,7 @@ const TrackerDescriptor& gc_tracker() {
             ->check(CLI::IsMember({"auto", "usdt", "uprobe"}));
         return o;
       },
-      .create = [](const TrackerOptions* o) -> std::unique_ptr<Tracker> {
+      .create = [](const TrackerOptions* o, const std::vector<std::string>&) -> std::unique_ptr<Tracker> {
         return std::make_unique<GcTracker>(static_cast<const GcOptions&>(*o));
       },
       .report = make_gc_report,

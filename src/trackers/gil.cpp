@@ -304,7 +304,7 @@ void GilTracker::handle(const void* data, std::size_t size) {
   deliver(decoder_.decode(data, size, decode_context(*ctx_), record_), record_, *ctx_, counts_);
 }
 
-std::string GilTracker::summary() const {
+std::string GilTracker::summary_line() const {
   if (!skel_) return "gil: not started";
   Counters c = read_counters(skel_->maps.counters);
   return fmt::format(
@@ -343,7 +343,7 @@ const TrackerDescriptor& gil_tracker() {
             ->check(CLI::IsMember({"auto", "take_gil", "cond_wait"}));
         return o;
       },
-      .create = [](const TrackerOptions* o) -> std::unique_ptr<Tracker> {
+      .create = [](const TrackerOptions* o, const std::vector<std::string>&) -> std::unique_ptr<Tracker> {
         return std::make_unique<GilTracker>(static_cast<const GilOptions&>(*o));
       },
       .report = make_gil_report,

@@ -76,9 +76,10 @@ class GilTracker : public Tracker {
   std::vector<int> wait_fds() const override;
   void consume() override;
   void tick() override;
-  std::string summary() const override;
+  std::vector<std::string> summary() const override { return {summary_line()}; }
 
  private:
+  std::string summary_line() const;
   void attach_process(pid_t pid, const GilHookPlan& plan);
   void scan_threads();
   void handle(const void* data, std::size_t size);

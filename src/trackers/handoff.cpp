@@ -194,7 +194,7 @@ void HandoffTracker::tick() {
   interval_start_ns_ = now;
 }
 
-std::string HandoffTracker::summary() const {
+std::string HandoffTracker::summary_line() const {
   if (!skel_) return "handoff: not started";
   Counters c = read_counters(skel_->maps.counters);
   return fmt::format(
@@ -220,7 +220,7 @@ const TrackerDescriptor& handoff_tracker() {
         handoff->add_flag("--disable-request-queue", o->disable_request_queue, "Do not emit request_queue summaries");
         return o;
       },
-      .create = [](const TrackerOptions* o) -> std::unique_ptr<Tracker> {
+      .create = [](const TrackerOptions* o, const std::vector<std::string>&) -> std::unique_ptr<Tracker> {
         return std::make_unique<HandoffTracker>(static_cast<const HandoffOptions&>(*o));
       },
       .report = make_handoff_report,

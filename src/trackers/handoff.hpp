@@ -38,9 +38,10 @@ class HandoffTracker : public Tracker {
   std::vector<int> wait_fds() const override;
   void consume() override;
   void tick() override;
-  std::string summary() const override;
+  std::vector<std::string> summary() const override { return {summary_line()}; }
 
  private:
+  std::string summary_line() const;
   struct Backlog {
     std::uint64_t count = 0;
     std::uint64_t oldest_ns = 0;  // queue time of the oldest entry, 0 if none

@@ -345,7 +345,7 @@ void HostNetHealthTracker::tick() {
   pending_ = std::async(std::launch::async, [this] { return collect(false); });
 }
 
-std::string HostNetHealthTracker::summary() const {
+std::string HostNetHealthTracker::summary_line() const {
   return fmt::format("host_net_health: {} snapshots of {} network namespace(s), {} failed", snapshots_, views_.size(),
                      failures_);
 }
@@ -380,7 +380,7 @@ const TrackerDescriptor& host_net_health_tracker() {
         hnh->add_option("--hnh-warn-conntrack", t.conntrack_pct, "Warn above this % of nf_conntrack_max (80)");
         return o;
       },
-      .create = [](const TrackerOptions* o) -> std::unique_ptr<Tracker> {
+      .create = [](const TrackerOptions* o, const std::vector<std::string>&) -> std::unique_ptr<Tracker> {
         return std::make_unique<HostNetHealthTracker>(static_cast<const HostNetHealthOptions&>(*o));
       },
       .report = make_host_net_health_report,

@@ -44,7 +44,7 @@ class HostNetHealthTracker : public Tracker {
   std::vector<int> wait_fds() const override { return {}; }
   void consume() override {}
   void tick() override;
-  std::string summary() const override;
+  std::vector<std::string> summary() const override { return {summary_line()}; }
 
   // What one collection read in one namespace (filled on the helper thread).
   struct Reading {
@@ -61,6 +61,7 @@ class HostNetHealthTracker : public Tracker {
   };
 
  private:
+  std::string summary_line() const;
   struct View {
     std::uint64_t netns = 0;  // inode of the namespace
     Fd nsfd;                  // keeps the namespace reachable; -1 for pyebpf's own

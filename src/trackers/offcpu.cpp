@@ -269,7 +269,7 @@ void OffCpuTracker::flush_aggregates() {
     delete_keys<pyebpf_offcpu_stack_key>(bpf_map__fd(m), stale);
 }
 
-std::string OffCpuTracker::summary() const {
+std::string OffCpuTracker::summary_line() const {
   if (!skel_) return "offcpu: not started";
   Counters c = read_counters(skel_->maps.counters);
   // Runs the kernel skipped because the same program was already running on
@@ -345,7 +345,7 @@ const TrackerDescriptor& offcpu_tracker() {
             ->check(CLI::IsMember({"auto", "resume", "switch-out"}));
         return o;
       },
-      .create = [](const TrackerOptions* o) -> std::unique_ptr<Tracker> {
+      .create = [](const TrackerOptions* o, const std::vector<std::string>&) -> std::unique_ptr<Tracker> {
         return std::make_unique<OffCpuTracker>(static_cast<const OffCpuOptions&>(*o));
       },
       .report = make_offcpu_report,

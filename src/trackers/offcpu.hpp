@@ -47,9 +47,10 @@ class OffCpuTracker : public Tracker {
   std::vector<int> wait_fds() const override;
   void consume() override;
   void finish() override;
-  std::string summary() const override;
+  std::vector<std::string> summary() const override { return {summary_line()}; }
 
  private:
+  std::string summary_line() const;
   using Skeleton = bpf::Skeleton<offcpu_bpf>;
 
   struct Hooks {

@@ -41,7 +41,7 @@ void PyStackTracker::handle(const void* data, std::size_t size) {
   deliver(decode_py_stack(data, size, decode_context(*ctx_), record_), record_, *ctx_, counts_);
 }
 
-std::string PyStackTracker::summary() const {
+std::string PyStackTracker::summary_line() const {
   if (!skel_) return "py_stack: not started";
   Counters c = read_counters(skel_->maps.counters);
   return fmt::format(
@@ -63,7 +63,7 @@ const TrackerDescriptor& py_stack_tracker() {
             ->check(CLI::Range(1u, 10000u));
         return o;
       },
-      .create = [](const TrackerOptions* o) -> std::unique_ptr<Tracker> {
+      .create = [](const TrackerOptions* o, const std::vector<std::string>&) -> std::unique_ptr<Tracker> {
         return std::make_unique<PyStackTracker>(static_cast<const PyStackOptions&>(*o));
       },
       .report = make_py_stack_report,

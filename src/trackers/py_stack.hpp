@@ -28,9 +28,10 @@ class PyStackTracker : public Tracker {
   void start(TrackerContext& ctx) override;
   std::vector<int> wait_fds() const override;
   void consume() override;
-  std::string summary() const override;
+  std::vector<std::string> summary() const override { return {summary_line()}; }
 
  private:
+  std::string summary_line() const;
   void handle(const void* data, std::size_t size);
 
   const PyStackOptions options_;

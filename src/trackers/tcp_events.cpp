@@ -317,16 +317,33 @@ class TcpLossSection : public sinks::ReportSection {
   std::map<std::string, std::uint64_t> events_, peers_;
 };
 
+// The TCP part of the report: each enabled part's section, in order.
+class TcpSection : public sinks::ReportSection {
+ public:
+  void add(const sinks::Record& r) override {
+    if (&r.schema() == &tcp_connect_schema())
+      connect_.add(r);
+    else if (&r.schema() == &tcp_accept_schema())
+      accept_.add(r);
+    else
+      loss_.add(r);
+  }
+  void render(std::string& out) const override {
+    connect_.render(out);
+    accept_.render(out);
+    loss_.render(out);
+  }
+
+ private:
+  TcpConnectSection connect_;
+  TcpAcceptSection accept_;
+  TcpLossSection loss_;
+};
+
 }  // namespace
 
-std::unique_ptr<sinks::ReportSection> make_tcp_connect_report() {
-  return std::make_unique<TcpConnectSection>();
-}
-std::unique_ptr<sinks::ReportSection> make_tcp_accept_report() {
-  return std::make_unique<TcpAcceptSection>();
-}
-std::unique_ptr<sinks::ReportSection> make_tcp_loss_report() {
-  return std::make_unique<TcpLossSection>();
+std::unique_ptr<sinks::ReportSection> make_tcp_report() {
+  return std::make_unique<TcpSection>();
 }
 
 }  // namespace pyebpf::trackers

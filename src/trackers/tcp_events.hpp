@@ -106,8 +106,7 @@ class TcpDecoder {
   sinks::Record connect_, accept_, loss_;
 };
 
-std::unique_ptr<sinks::ReportSection> make_tcp_connect_report();
-std::unique_ptr<sinks::ReportSection> make_tcp_accept_report();
-std::unique_ptr<sinks::ReportSection> make_tcp_loss_report();
+// Connect latency by outcome, accept-queue dwell, loss events by kind and peer.
+std::unique_ptr<sinks::ReportSection> make_tcp_report();
 
 }  // namespace pyebpf::trackers

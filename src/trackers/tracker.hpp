@@ -77,8 +77,9 @@ class Tracker {
   // Called once when the run ends, after the last consume(): emit what is
   // still held (e.g. a partial aggregation interval).
   virtual void finish() {}
-  // One line for the end-of-run summary: what was seen and what was lost.
-  virtual std::string summary() const = 0;
+  // Its lines of the end-of-run summary (one per part): what was seen and
+  // what was lost.
+  virtual std::vector<std::string> summary() const = 0;
 };
 
 // How a decoder handled one ring-buffer record.

@@ -14,20 +14,23 @@
 namespace pyebpf::app {
 namespace {
 
-TEST(Registry, NamesAreUniqueAndAliasesPointAtTrackers) {
+TEST(Registry, EnableNamesAreUniqueAndFeaturesPointAtParts) {
   std::set<std::string> names;
   for (const auto* d : tracker_registry()) {
-    EXPECT_TRUE(names.insert(d->name).second) << d->name;
     EXPECT_FALSE(d->help.empty()) << d->name;
-    if (!d->expands_to.empty()) {
-      EXPECT_FALSE(d->create) << d->name << ": an alias creates nothing itself";
-      continue;
-    }
     EXPECT_TRUE(d->create) << d->name;
     EXPECT_FALSE(d->schemas.empty()) << d->name << " emits nothing";
-  }
-  for (const auto* d : tracker_registry()) {
-    for (const auto& target : d->expands_to) EXPECT_TRUE(names.count(target)) << d->name << " -> " << target;
+    if (d->features.empty()) {
+      EXPECT_TRUE(names.insert(d->name).second) << d->name;
+    }
+    std::set<std::string> parts;
+    for (const auto& f : d->features) {
+      EXPECT_TRUE(names.insert(f.name).second) << f.name;
+      if (f.parts.empty()) parts.insert(f.name);
+    }
+    for (const auto& f : d->features) {
+      for (const auto& part : f.parts) EXPECT_TRUE(parts.count(part)) << f.name << " -> " << part;
+    }
   }
   EXPECT_EQ(tracker_names_help(),
             "py_stack, gil, gc, offcpu, handoff, tcp_connect, tcp_accept, tcp_handshake, tcp_loss, host_net_health");
@@ -55,22 +58,21 @@ TEST(Registry, SchemasAreUniqueAndStartWithTheCommonFields) {
 TEST(Registry, CreatesWhatEnableNamesInOrderWithAliasesExpanded) {
   auto options = test::parse_args({});
   ASSERT_TRUE(options);
-  auto created = create_trackers({"gc", "tcp_handshake", "gc"}, options->trackers);
-  std::vector<std::string> names;
-  for (const auto& c : created) {
-    names.push_back(c.tracker->name());
-    EXPECT_TRUE(c.named);
-  }
-  EXPECT_EQ(names, (std::vector<std::string>{"gc", "tcp_connect", "tcp_accept"}));
+  auto names_of = [](const std::vector<CreatedTracker>& created) {
+    std::vector<std::string> names;
+    for (const auto& c : created) names.push_back(c.tracker->name());
+    return names;
+  };
+  // One TCP tracker, whichever of its parts are named and in whatever order.
+  auto created = create_trackers({"tcp_loss", "gc", "tcp_handshake", "gc"}, options->trackers);
+  EXPECT_EQ(names_of(created), (std::vector<std::string>{"tcp_connect, tcp_accept, tcp_loss", "gc"}));
+  for (const auto& c : created) EXPECT_TRUE(c.named);
+  EXPECT_EQ(created[0].tracker->summary().size(), 3u) << "a summary line per part";
 
   auto all = create_trackers({}, options->trackers);
-  names.clear();
-  for (const auto& c : all) {
-    names.push_back(c.tracker->name());
-    EXPECT_FALSE(c.named) << c.tracker->name() << " was not named";
-  }
-  EXPECT_EQ(names, (std::vector<std::string>{"py_stack", "gil", "gc", "offcpu", "handoff", "tcp_connect", "tcp_accept",
-                                             "tcp_loss", "host_net_health"}));
+  EXPECT_EQ(names_of(all), (std::vector<std::string>{"py_stack", "gil", "gc", "offcpu", "handoff",
+                                                     "tcp_connect, tcp_accept, tcp_loss", "host_net_health"}));
+  for (const auto& c : all) EXPECT_FALSE(c.named) << c.tracker->name() << " was not named";
 }
 
 TEST(Registry, UnknownNamesFailWithTheListOfValidOnes) {

@@ -11,8 +11,8 @@
 #include "sinks/capture_sink.hpp"
 #include "tcp.skel.h"
 #include "test_support.hpp"
+#include "trackers/tcp.hpp"
 #include "trackers/tcp_events.hpp"
-#include "trackers/tcp_session.hpp"
 
 namespace pyebpf::trackers {
 namespace {
@@ -165,11 +165,10 @@ TEST_F(TcpDecoding, WrongSizesAndUnknownKindsAreMalformed) {
   EXPECT_TRUE(sink.records.empty());
 }
 
-TEST(TcpFlags, SharedByTheThreeTrackers) {
+TEST(TcpFlags, OneSetForEveryPart) {
   auto o = test::parse_args({"--net-scope", "host", "--loss-filter-ip", "::1", "--loss-rate-limit", "0"});
   ASSERT_TRUE(o);
-  const auto& c = test::tracker_options<TcpOptions>(*o, "tcp_connect");
-  EXPECT_EQ(&c, &test::tracker_options<TcpOptions>(*o, "tcp_loss"));  // one struct, one set of flags
+  const auto& c = test::tracker_options<TcpOptions>(*o, "tcp");
   EXPECT_EQ(c.net_scope, "host");
   EXPECT_EQ(c.loss_filter_ip, "::1");
   EXPECT_EQ(c.loss_rate_limit, 0u);
