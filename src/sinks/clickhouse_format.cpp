@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sinks/clickhouse_format.hpp"
 
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -144,12 +145,10 @@ std::string qualified(std::string_view database, std::string_view table) {
 }
 
 std::string create_table_sql(const TableSchema& table, std::string_view database, const Dialect& d) {
-  std::string sql = "CREATE TABLE IF NOT EXISTS " + qualified(database, table.table()) + " (";
-  bool first = true;
-  for (const auto& [name, type] : table_columns(table, d)) {
-    sql += (first ? "" : ", ") + quote_ident(name) + " " + type;
-    first = false;
-  }
+  std::vector<std::string> columns;
+  for (const auto& [name, type] : table_columns(table, d)) columns.push_back(quote_ident(name) + " " + type);
+  std::string sql =
+      fmt::format("CREATE TABLE IF NOT EXISTS {} ({}", qualified(database, table.table()), fmt::join(columns, ", "));
   sql += ") ENGINE = MergeTree PARTITION BY toYYYYMMDD(ts) ORDER BY (env, host, ts)";
   return sql;
 }

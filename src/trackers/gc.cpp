@@ -2,6 +2,7 @@
 #include "trackers/gc.hpp"
 
 #include <bpf/bpf.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
@@ -74,10 +75,11 @@ GcHookPlan plan_gc_hooks(const binary::ElfFile& elf, const python::PyVersion& ve
     }
     if (!plan.functions.empty()) {
       plan.kind = GcHookPlan::Kind::Uprobe;
-      std::string names;
-      for (const auto& sym : plan.functions) names += (names.empty() ? "" : ", ") + sym.name + " at " + hex(sym.value);
-      plan.description = fmt::format("uprobe + uretprobe on {}; a pause spans the whole call, {} gc.callbacks", names,
-                                     collector_calls_callbacks(version) ? "including" : "without");
+      std::vector<std::string> names;
+      for (const auto& sym : plan.functions) names.push_back(sym.name + " at " + hex(sym.value));
+      plan.description =
+          fmt::format("uprobe + uretprobe on {}; a pause spans the whole call, {} gc.callbacks", fmt::join(names, ", "),
+                      collector_calls_callbacks(version) ? "including" : "without");
       return plan;
     }
   }

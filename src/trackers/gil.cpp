@@ -3,6 +3,7 @@
 
 #include <bpf/bpf.h>
 #include <elf.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
@@ -245,7 +246,7 @@ void GilTracker::attach_process(pid_t pid, const GilHookPlan& plan) {
   bool take_gil = plan.hook == PYEBPF_GIL_HOOK_TAKE_GIL;
   bpf_program* enter = take_gil ? skel_->progs.take_gil_enter : skel_->progs.cond_wait_enter;
   bpf_program* exit = take_gil ? skel_->progs.take_gil_exit : skel_->progs.cond_wait_exit;
-  std::string where;
+  std::vector<std::string> where;
   for (std::size_t i = 0; i < plan.offsets.size(); ++i) {
     const auto& sym = plan.entries[i];
     for (bool ret : {false, true}) {
@@ -256,16 +257,16 @@ void GilTracker::attach_process(pid_t pid, const GilHookPlan& plan) {
                                errno));
       links_.push_back(std::move(link));
     }
-    where += fmt::format("{}{} (+{:#x})", where.empty() ? "" : ", ", sym.name, plan.offsets[i]);
+    where.push_back(fmt::format("{} (+{:#x})", sym.name, plan.offsets[i]));
   }
   if (take_gil)
-    spdlog::info("gil: pid {}: hook take_gil: uprobe+uretprobe on {} in {} ({})", pid, where, plan.shown_binary,
-                 plan.why);
+    spdlog::info("gil: pid {}: hook take_gil: uprobe+uretprobe on {} in {} ({})", pid, fmt::join(where, ", "),
+                 plan.shown_binary, plan.why);
   else
     spdlog::info(
         "gil: pid {}: hook cond_wait: uprobe+uretprobe on {} in {}, kept when waiting on the GIL's "
         "condition variable ({})",
-        pid, where, plan.shown_binary, plan.why);
+        pid, fmt::join(where, ", "), plan.shown_binary, plan.why);
 }
 
 void GilTracker::scan_threads() {

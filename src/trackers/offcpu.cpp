@@ -2,6 +2,7 @@
 #include "trackers/offcpu.hpp"
 
 #include <bpf/bpf.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
@@ -97,7 +98,7 @@ void OffCpuTracker::attach(const Hooks& hooks) {
     bpf_link* link = bpf_program__attach(prog);
     if (!link) throw Error(errno_text("offcpu: attach " + hook, errno));
     links_.emplace_back(link);
-    hooks_ += (hooks_.empty() ? "" : ", ") + hook;
+    hooks_.push_back(hook);
   }
 }
 
@@ -149,7 +150,7 @@ void OffCpuTracker::start(TrackerContext& ctx) {
   spdlog::info(
       "offcpu: hooks {}; stacks taken {}; {}; sleeps >= {} ms; Python stacks {}; kernel/user stacks up to {} "
       "frames",
-      hooks_, at_resume_ ? "when a reported sleep resumes" : "at every switch-out",
+      fmt::join(hooks_, ", "), at_resume_ ? "when a reported sleep resumes" : "at every switch-out",
       o.aggregate_s > 0 ? fmt::format("aggregated in BPF, emitted every {} s", o.aggregate_s)
                         : std::string("one event per sleep"),
       o.min_total_ms, o.py_enable ? fmt::format("on (sleeps >= {} ms)", o.py_min_ms) : std::string("off"),

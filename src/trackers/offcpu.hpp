@@ -68,7 +68,7 @@ class OffCpuTracker : public Tracker {
   TrackerContext* ctx_ = nullptr;
   Skeleton skel_;
   std::vector<bpf::Link> links_;
-  std::string hooks_;
+  std::vector<std::string> hooks_;  // attached, for the log
   bool at_resume_ = true;
   std::optional<bpf::RingBuffer> events_;
   Fd agg_timer_;  // aggregated mode: end of an interval

@@ -129,7 +129,7 @@ void TcpTracker::start(TrackerContext& ctx) {
 }
 
 void TcpTracker::attach_all() {
-  std::string attached;
+  std::vector<std::string> attached;
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel_->obj) {
     auto* p = &skel_->progs;
@@ -140,9 +140,9 @@ void TcpTracker::attach_all() {
     bpf_link* link = bpf_program__attach(prog);
     if (!link) throw Error(errno_text("tcp: attach " + section, errno));
     links_.emplace_back(link);
-    attached += (attached.empty() ? "" : ", ") + section;
+    attached.push_back(section);
   }
-  spdlog::info("tcp: attached {}", attached);
+  spdlog::info("tcp: attached {}", fmt::join(attached, ", "));
 }
 
 void TcpTracker::attach_process(pid_t pid) {
