@@ -49,10 +49,18 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   cli.get_formatter()->column_width(34);
 
   // -p and -e are required unless a subcommand (report) is given: checked after parsing.
-  auto* pid_opt =
-      cli.add_option("-p,--pid", o.pids, "Host PIDs of the Python processes to profile (one or more; required)")
-          ->expected(1, -1)
-          ->check(CLI::PositiveNumber);
+  auto* pid_opt = cli.add_option("-p,--pid", o.pids,
+                                 "Host PIDs of the Python processes to profile, with their descendants (one or more)")
+                      ->expected(1, -1)
+                      ->check(CLI::PositiveNumber);
+  auto* name_opt = cli.add_option("-n,--name", o.name_pattern,
+                                  "Also profile processes whose command line matches this extended regex, running "
+                                  "now or started later (as pgrep -f)");
+  cli.add_flag_callback(
+      "--no-children", [&o] { o.follow_children = false; },
+      "Do not follow the processes the targets fork or spawn (only -p PIDs and --name matches)");
+  cli.add_option("--max-targets", o.max_targets, "Most processes traced at once; more are refused and counted (256)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
   auto* env_opt = cli.add_option("-e,--env", o.env, "Environment name, copied into every event as \"env\" (required)");
   cli.add_option("--enable", o.enable, "Trackers to run (default: all implemented): " + tracker_names_help())
       ->expected(1, -1);
@@ -98,7 +106,7 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
     if (report->parsed()) {
       o.command = Options::Command::Report;
     } else {
-      if (pid_opt->count() == 0) throw CLI::RequiredError(pid_opt->get_name());
+      if (pid_opt->count() == 0 && name_opt->count() == 0) throw CLI::RequiredError("--pid or --name");
       if (env_opt->count() == 0) throw CLI::RequiredError(env_opt->get_name());
     }
   } catch (const CLI::CallForHelp& e) {

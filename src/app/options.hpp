@@ -18,6 +18,9 @@ struct Options {
   Command command = Command::Profile;
 
   std::vector<pid_t> pids;
+  std::string name_pattern;     // -n/--name: command lines to trace, now and later (pgrep -f)
+  bool follow_children = true;  // --no-children: only the processes named by -p/--name
+  std::size_t max_targets = 256;
   std::string env;
   std::vector<std::string> enable;  // tracker names as given (empty: every implemented tracker)
   bool also_stdout = false;

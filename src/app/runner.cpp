@@ -11,7 +11,12 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <functional>
+#include <optional>
 
+#include "app/discovery.hpp"
+#include "app/lifecycle.hpp"
+#include "app/name_pattern.hpp"
 #include "app/outputs.hpp"
 #include "app/registry.hpp"
 #include "app/system_checks.hpp"
@@ -31,7 +36,7 @@ namespace pyebpf::app {
 namespace {
 
 // epoll user data: which kind of fd fired, and which one.
-enum class Source : std::uint32_t { Signal, Tick, Deadline, Target, Tracker };
+enum class Source : std::uint32_t { Signal, Tick, Deadline, Target, Tracker, Lifecycle, Discovery };
 
 std::uint64_t tag(Source source, std::uint32_t index) {
   return (static_cast<std::uint64_t>(source) << 32) | index;
@@ -84,12 +89,34 @@ int run(const Options& options) {
   for (pid_t p : options.pids) run_info.pids.push_back(p);
   Outputs outputs(options, run_info);  // a bad output fails before anything attaches
 
-  Targets targets;
-  targets.attach(options.pids, python::OffsetsTable::embedded());
-  for (const auto& t : targets.all()) spdlog::info("pid {}: {}", t.pid, t.python->describe());
-
+  // Follow forks and execs from before the targets are attached, so no child
+  // forked meanwhile is missed; the events wait in the ring buffer until the
+  // trackers are started.
   bpf::SharedMaps shared_maps;
-  for (const auto& t : targets.all()) shared_maps.add_process(t.pid, t.python->bpf_config());
+  std::optional<NamePattern> name;
+  if (!options.name_pattern.empty()) name.emplace(options.name_pattern);
+  const std::string needle = name ? name->needle(PYEBPF_LIFECYCLE_NEEDLE_MAX) : std::string();
+  if (name) spdlog::info("--name: exec'd command lines are checked in BPF for '{}'", needle.empty() ? "(all)" : needle);
+  Targets targets;
+  std::optional<Discovery> discovery;  // set below; the lifecycle handler runs only from the event loop
+  ProcessLifecycle lifecycle(shared_maps, options.follow_children, needle, name && needle.empty(),
+                             [&](const LifecycleEvent& e) { discovery->on_event(e); });
+  for (pid_t pid : options.pids) lifecycle.track(pid);
+
+  const auto& offsets = python::OffsetsTable::embedded();
+  targets.attach(options.pids, offsets);
+  std::function<void(Target&)> start_tracing;
+  std::function<void(Target&, const std::string&)> stop_tracing;
+  discovery.emplace(targets, offsets, shared_maps, name ? &*name : nullptr, options.max_targets,
+                    Discovery::Callbacks{[&](Target& t) { start_tracing(t); },
+                                         [&](Target& t, const std::string& how) { stop_tracing(t, how); }});
+  for (const auto& t : targets.all()) discovery->follow(t.pid);
+  if (name) discovery->scan_names(self_and_ancestors());
+  for (const auto& t : targets.all()) {
+    spdlog::info("pid {}: {}", t.pid, t.python->describe());
+    shared_maps.add_process(t.pid, t.python->bpf_config());
+    lifecycle.track(t.pid);
+  }
 
   // One context per tracker: they differ in whether it was named on --enable.
   std::vector<std::unique_ptr<trackers::Tracker>> trackers;
@@ -111,10 +138,13 @@ int run(const Options& options) {
     trackers[i]->start(contexts[i]);
     for (int fd : trackers[i]->wait_fds()) loop.add(fd, Source::Tracker, i);
   }
+  loop.add(lifecycle.wait_fd(), Source::Lifecycle, 0);
+  loop.add(discovery->timer_fd(), Source::Discovery, 0);
 
   std::vector<std::string_view> names;
   for (const auto& t : trackers) names.push_back(t->name());
-  spdlog::info("tracing {} process(es) with {}", targets.all().size(), fmt::join(names, ", "));
+  spdlog::info("tracing {} process(es) with {}{}", targets.all().size(), fmt::join(names, ", "),
+               options.follow_children ? ", and the processes they start" : "");
 
   const std::uint64_t start_ns = monotonic_ns();
   Fd deadline;
@@ -127,6 +157,36 @@ int run(const Options& options) {
   auto consume_all = [&] {
     for (auto& t : trackers) t->consume();
     outputs.flush();
+  };
+  std::vector<std::string> degraded;  // trackers that cannot trace a target found after start
+
+  // A target found after start gets what the ones found at start got.
+  start_tracing = [&](Target& t) {
+    shared_maps.add_process(t.pid, t.python->bpf_config());
+    lifecycle.track(t.pid);
+    loop.add(t.pidfd.get(), Source::Target, static_cast<std::uint32_t>(&t - targets.all().data()));
+    for (auto& tracker : trackers) {
+      try {
+        tracker->add_target(t);
+      } catch (const Error& e) {
+        spdlog::warn("{}: pid {} is not traced: {}", tracker->name(), t.pid, e.what());
+        degraded.push_back(fmt::format("{}: pid {} ({}) not traced: {}", tracker->name(), t.pid, t.comm, e.what()));
+      }
+    }
+  };
+  // Deliver what BPF captured before the exit or exec, then forget the PID
+  // so a process reusing it (or the program it execs) is not profiled with
+  // what was known of this one.
+  stop_tracing = [&](Target& t, const std::string& how) {
+    consume_all();
+    loop.remove(t.pidfd.get());
+    shared_maps.remove_process(t.pid);
+    for (auto& tracker : trackers) tracker->remove_target(t.pid);
+    t.exited = true;
+    t.end = how;
+    t.ended_ns = monotonic_ns();
+    spdlog::log(t.origin == "-p" ? spdlog::level::warn : spdlog::level::info,
+                "pid {} ({}) {}; {} events captured from it", t.pid, t.comm, how, t.events);
   };
 
   try {
@@ -152,24 +212,23 @@ int run(const Options& options) {
           case Source::Deadline:
             stop_reason = "duration reached";
             break;
-          case Source::Target: {
-            // Deliver what BPF captured before the exit, then forget the PID so
-            // a new process reusing it is not profiled by mistake.
-            Target& t = targets.all()[index];
-            consume_all();
-            loop.remove(t.pidfd.get());
-            shared_maps.remove_process(t.pid);
-            t.exited = true;
-            t.exited_after_s = static_cast<double>(monotonic_ns() - start_ns) / 1e9;
-            spdlog::warn("pid {} ({}) exited; {} events captured from it", t.pid, t.comm, t.events);
-            if (targets.alive() == 0) stop_reason = "no target process left";
+          case Source::Target:
+            lifecycle.consume();  // its exit event, and the forks before it
+            if (!targets.all()[index].exited) stop_tracing(targets.all()[index], "exited");
             break;
-          }
           case Source::Tracker:
+            lifecycle.consume();  // first: the targets their events come from
             trackers[index]->consume();
+            break;
+          case Source::Lifecycle:
+            lifecycle.consume();
+            break;
+          case Source::Discovery:
+            discovery->retry_due();
             break;
         }
       }
+      if (!discovery->active()) stop_reason = "no target process left";
       outputs.flush();
     }
     consume_all();
@@ -192,6 +251,9 @@ int run(const Options& options) {
   for (auto& t : trackers) {
     for (auto& line : t->summary()) lines.push_back(std::move(line));
   }
+  lines.push_back(lifecycle.summary());
+  for (const auto& line : degraded) lines.push_back(line);
+  for (const auto& line : discovery->summary_lines()) lines.push_back(line);
   for (const auto& line : targets.summary_lines()) lines.push_back(line);
   for (const auto& line : outputs.summary_lines()) lines.push_back(line);
   outputs.record_end({clock.epoch_us(monotonic_ns()), elapsed, stop_reason, lines});

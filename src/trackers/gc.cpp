@@ -158,64 +158,55 @@ GcTracker::~GcTracker() = default;
 
 void GcTracker::start(TrackerContext& ctx) {
   ctx_ = &ctx;
-  const GcHookChoice choice = parse_gc_hook(options_.hook).value_or(GcHookChoice::Auto);
-
-  struct Planned {
-    pid_t pid;
-    std::string binary;  // path pyebpf opens the interpreter by (through /proc/PID/root)
-    std::string who;
-    const binary::ElfFile* elf;
-    GcHookPlan plan;
-    pyebpf_gc_proc config;
-  };
-  std::vector<Planned> planned;
-  std::vector<std::pair<std::string, std::string>> unusable;  // reason, hint
-  for (const auto& target : ctx.targets.all()) {
-    if (target.exited) continue;
-    auto& python = *target.python;
-    const auto& interp = python.interpreter();
-    GcHookPlan plan = plan_gc_hooks(interp.elf, interp.version, choice);
-    if (plan.kind == GcHookPlan::Kind::None) {
-      unusable.emplace_back(who(python) + ": " + plan.missing, plan.hint);
-      continue;
-    }
-    planned.push_back(
-        {target.pid, interp.open_path, who(python), &interp.elf, std::move(plan), gc_proc_config(python)});
-  }
-  if (planned.empty()) {
-    if (unusable.empty()) throw Error("gc: no target process left to trace");
-    // Asked for by name: the run cannot do what was asked. Enabled only as
-    // one of "all trackers": say so loudly and let the others run.
-    if (ctx.named) throw Error("gc: " + unusable.front().first, unusable.front().second);
-  }
-  for (const auto& [reason, hint] : unusable)
-    spdlog::warn("gc: {}; its collections are NOT traced (hint: {})", reason, hint);
-
-  if (planned.empty()) return;
-
   skel_ = bpf::Skeleton<gc_bpf>("gc", {gc_bpf__open, gc_bpf__load, gc_bpf__destroy});
   skel_->rodata->targ_min_ns = static_cast<__u64>(options_.min_ms * 1e6);
   skel_->rodata->targ_py_stack = options_.py_enable;
   skel_->rodata->targ_use_bpf_loop = bpf::kernel_has_bpf_loop();
-  auto uses = [&](GcHookPlan::Kind kind) {
-    return std::any_of(planned.begin(), planned.end(), [&](const Planned& p) { return p.plan.kind == kind; });
-  };
-  bpf_program__set_autoload(skel_->progs.gc_usdt_start, uses(GcHookPlan::Kind::Usdt));
-  bpf_program__set_autoload(skel_->progs.gc_usdt_done, uses(GcHookPlan::Kind::Usdt));
-  bpf_program__set_autoload(skel_->progs.gc_collect_entry, uses(GcHookPlan::Kind::Uprobe));
-  bpf_program__set_autoload(skel_->progs.gc_collect_return, uses(GcHookPlan::Kind::Uprobe));
+  // USDT and uprobe programs both stay loaded: a process found later (another
+  // CPython build) may need the hook the targets at start do not.
   skel_.load(ctx.shared_maps);
 
-  for (const auto& p : planned) {
-    __u32 key = static_cast<__u32>(p.pid);
-    if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gc_procs), &key, &p.config, BPF_ANY))
-      throw Error(errno_text("gc: add pid " + std::to_string(p.pid) + " to gc_procs", errno));
-    attach(p.pid, p.binary, *p.elf, p.plan);
-    spdlog::info("gc: {}: {}", p.who, p.plan.description);
+  std::vector<Error> unusable;
+  for (const auto& target : ctx.targets.all()) {
+    if (target.exited) continue;
+    try {
+      add_target(target);
+    } catch (const Error& e) {
+      unusable.push_back(e);
+    }
   }
-  traced_ = planned.size();
+  // Asked for by name: the run cannot do what was asked. Enabled only as one
+  // of "all trackers": say so loudly and let the others run.
+  if (traced_ == 0 && !unusable.empty() && ctx.named) throw unusable.front();
+  for (const auto& e : unusable) spdlog::warn("{}; its collections are NOT traced (hint: {})", e.what(), e.hint());
   events_.emplace(
       skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gc");
+}
+
+void GcTracker::add_target(const Target& target) {
+  const auto& python = *target.python;
+  const auto& interp = python.interpreter();
+  GcHookPlan plan =
+      plan_gc_hooks(interp.elf, interp.version, parse_gc_hook(options_.hook).value_or(GcHookChoice::Auto));
+  if (plan.kind == GcHookPlan::Kind::None) throw Error("gc: " + who(python) + ": " + plan.missing, plan.hint);
+  pyebpf_gc_proc config = gc_proc_config(python);
+  __u32 key = static_cast<__u32>(target.pid);
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gc_procs), &key, &config, BPF_ANY))
+    throw Error(errno_text("gc: add pid " + std::to_string(target.pid) + " to gc_procs", errno));
+  try {
+    attach(target.pid, interp.open_path, interp.elf, plan);
+  } catch (const Error&) {
+    remove_target(target.pid);
+    throw;
+  }
+  ++traced_;
+  spdlog::info("gc: {}: {}", who(python), plan.description);
+}
+
+void GcTracker::remove_target(pid_t pid) {
+  __u32 key = static_cast<__u32>(pid);
+  bpf_map_delete_elem(bpf_map__fd(skel_->maps.gc_procs), &key);
+  process_links_.erase(pid);
 }
 
 void GcTracker::attach(pid_t pid, const std::string& binary, const binary::ElfFile& elf, const GcHookPlan& plan) {
@@ -228,7 +219,7 @@ void GcTracker::attach(pid_t pid, const std::string& binary, const binary::ElfFi
       bpf_link* link = bpf_program__attach_usdt(prog, pid, binary.c_str(), "python", probe, nullptr);
       if (!link)
         throw Error(errno_text(fmt::format("gc: attach USDT python:{} in {} (pid {})", probe, binary, pid), errno));
-      links_.emplace_back(link);
+      process_links_[pid].emplace_back(link);
     }
     return;
   }
@@ -245,7 +236,7 @@ void GcTracker::attach(pid_t pid, const std::string& binary, const binary::ElfFi
         throw Error(errno_text(fmt::format("gc: attach {} {} (file offset {}) to {} (pid {})",
                                            retprobe ? "uretprobe" : "uprobe", sym.name, hex(offset), binary, pid),
                                errno));
-      links_.emplace_back(link);
+      process_links_[pid].emplace_back(link);
     }
   }
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +74,8 @@ class GcTracker : public Tracker {
   void start(TrackerContext& ctx) override;
   std::vector<int> wait_fds() const override;
   void consume() override;
+  void add_target(const Target& target) override;
+  void remove_target(pid_t pid) override;
   std::vector<std::string> summary() const override { return {summary_line()}; }
 
  private:
@@ -83,7 +86,7 @@ class GcTracker : public Tracker {
   const GcOptions options_;
   TrackerContext* ctx_ = nullptr;
   bpf::Skeleton<gc_bpf> skel_;
-  std::vector<bpf::Link> links_;
+  std::map<pid_t, std::vector<bpf::Link>> process_links_;  // per target: its probes
   std::optional<bpf::RingBuffer> events_;
   sinks::Record record_;
   std::size_t traced_ = 0;

@@ -194,36 +194,14 @@ void GilTracker::start(TrackerContext& ctx) {
   ctx_ = &ctx;
   const GilOptions& o = options_;
 
-  // Plan every target first: a process that cannot be measured fails the
-  // run before anything is loaded.
-  std::vector<std::pair<pid_t, GilHookPlan>> plans;
-  std::vector<std::pair<pid_t, pyebpf_gil_proc>> procs;
-  for (const auto& t : ctx.targets.all()) {
-    if (t.exited) continue;
-    GilHookPlan plan = plan_gil_hook(t.pid, *t.python, o.hook);
-    procs.emplace_back(t.pid, make_gil_proc(t.python->offsets(), find_gil(*t.python), plan.hook));
-    plans.emplace_back(t.pid, std::move(plan));
-  }
-  auto uses = [&](pyebpf_gil_hook hook) {
-    return std::any_of(plans.begin(), plans.end(), [&](const auto& p) { return p.second.hook == hook; });
-  };
-
   skel_ = bpf::Skeleton<gil_bpf>("gil", {gil_bpf__open, gil_bpf__load, gil_bpf__destroy});
   skel_->rodata->targ_min_wait_ns = static_cast<std::uint64_t>(std::llround(o.min_wait_ms * 1e6));
   skel_->rodata->targ_py_min_ns = static_cast<std::uint64_t>(std::llround(o.py_min_ms * 1e6));
   skel_->rodata->targ_py_enable = o.py_enable;
-  bpf_program__set_autoload(skel_->progs.take_gil_enter, uses(PYEBPF_GIL_HOOK_TAKE_GIL));
-  bpf_program__set_autoload(skel_->progs.take_gil_exit, uses(PYEBPF_GIL_HOOK_TAKE_GIL));
-  bpf_program__set_autoload(skel_->progs.cond_wait_enter, uses(PYEBPF_GIL_HOOK_COND_WAIT));
-  bpf_program__set_autoload(skel_->progs.cond_wait_exit, uses(PYEBPF_GIL_HOOK_COND_WAIT));
+  // Both hooks stay loaded whatever the targets at start use: a process found
+  // later (another CPython build) may need the other.
   skel_.load(ctx.shared_maps);
 
-  for (const auto& [pid, proc] : procs) {
-    __u32 key = static_cast<__u32>(pid);
-    if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gil_procs), &key, &proc, BPF_ANY))
-      throw Error(errno_text("gil: register pid " + std::to_string(pid), errno));
-    registered_.push_back(pid);
-  }
   // Thread pointer -> tid: follow new and exiting threads first, then list
   // the existing ones, so no thread falls between the two.
   for (bpf_program* prog : {skel_->progs.gil_thread_new, skel_->progs.gil_thread_exit}) {
@@ -233,13 +211,43 @@ void GilTracker::start(TrackerContext& ctx) {
                   "pyebpf needs BTF-enabled tracepoints (CONFIG_DEBUG_INFO_BTF)");
     links_.push_back(std::move(link));
   }
+  for (const auto& t : ctx.targets.all()) {
+    if (!t.exited) register_target(t);
+  }
   scan_threads();
-  for (const auto& [pid, plan] : plans) attach_process(pid, plan);
 
   events_.emplace(
       skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gil");
   spdlog::info("gil: reporting waits >= {} ms; Python stacks {}", o.min_wait_ms,
                o.py_enable ? fmt::format("for waits >= {} ms", o.py_min_ms) : std::string("disabled"));
+}
+
+// A process found later has threads already (a forked child has one, born
+// before it was registered): list them too.
+void GilTracker::add_target(const Target& target) {
+  register_target(target);
+  scan_threads();
+}
+
+void GilTracker::register_target(const Target& target) {
+  GilHookPlan plan = plan_gil_hook(target.pid, *target.python, options_.hook);
+  pyebpf_gil_proc proc = make_gil_proc(target.python->offsets(), find_gil(*target.python), plan.hook);
+  __u32 key = static_cast<__u32>(target.pid);
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gil_procs), &key, &proc, BPF_ANY))
+    throw Error(errno_text("gil: register pid " + std::to_string(target.pid), errno));
+  try {
+    attach_process(target.pid, plan);
+  } catch (const Error&) {
+    remove_target(target.pid);
+    throw;
+  }
+}
+
+// Its pid may be reused by an unrelated process: stop following its threads.
+void GilTracker::remove_target(pid_t pid) {
+  __u32 key = static_cast<__u32>(pid);
+  bpf_map_delete_elem(bpf_map__fd(skel_->maps.gil_procs), &key);
+  process_links_.erase(pid);
 }
 
 void GilTracker::attach_process(pid_t pid, const GilHookPlan& plan) {
@@ -255,7 +263,7 @@ void GilTracker::attach_process(pid_t pid, const GilHookPlan& plan) {
         throw Error(errno_text(fmt::format("gil: attach {} {} to {} (pid {})", ret ? "uretprobe" : "uprobe", sym.name,
                                            basename(plan.shown_binary), pid),
                                errno));
-      links_.push_back(std::move(link));
+      process_links_[pid].push_back(std::move(link));
     }
     where.push_back(fmt::format("{} (+{:#x})", sym.name, plan.offsets[i]));
   }
@@ -283,18 +291,6 @@ void GilTracker::scan_threads() {
 
 std::vector<int> GilTracker::wait_fds() const {
   return events_->wait_fds();
-}
-
-// An exited target's pid may be reused by an unrelated process: stop
-// following its threads.
-void GilTracker::tick() {
-  for (const auto& t : ctx_->targets.all()) {
-    auto it = std::find(registered_.begin(), registered_.end(), t.pid);
-    if (!t.exited || it == registered_.end()) continue;
-    __u32 key = static_cast<__u32>(t.pid);
-    bpf_map_delete_elem(bpf_map__fd(skel_->maps.gil_procs), &key);
-    registered_.erase(it);
-  }
 }
 
 void GilTracker::consume() {

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,11 +76,14 @@ class GilTracker : public Tracker {
   void start(TrackerContext& ctx) override;
   std::vector<int> wait_fds() const override;
   void consume() override;
-  void tick() override;
+  void add_target(const Target& target) override;
+  void remove_target(pid_t pid) override;
   std::vector<std::string> summary() const override { return {summary_line()}; }
 
  private:
   std::string summary_line() const;
+  // gil_procs entry and uprobes of one target.
+  void register_target(const Target& target);
   void attach_process(pid_t pid, const GilHookPlan& plan);
   void scan_threads();
   void handle(const void* data, std::size_t size);
@@ -88,7 +92,7 @@ class GilTracker : public Tracker {
   TrackerContext* ctx_ = nullptr;
   bpf::Skeleton<gil_bpf> skel_;
   std::vector<bpf::Link> links_;
-  std::vector<pid_t> registered_;  // pids in gil_procs
+  std::map<pid_t, std::vector<bpf::Link>> process_links_;  // per target: its uprobes
   std::optional<bpf::RingBuffer> events_;
   GilDecoder decoder_;
   sinks::Record record_;

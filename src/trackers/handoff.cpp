@@ -41,23 +41,36 @@ void HandoffTracker::start(TrackerContext& ctx) {
 
   skel_.load(ctx.shared_maps);
   for (const auto& t : ctx.targets.all()) {
-    if (!t.exited) attach_process(t.pid);
+    if (!t.exited) add_target(t);
   }
   events_.emplace(
       skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "handoff");
-
   interval_start_ns_ = monotonic_ns();
-  for (const auto& t : ctx.targets.all()) {
-    auto pid = static_cast<std::uint32_t>(t.pid);
-    PerProcess p;
-    p.last = totals(pid).value_or(HandoffTotals{});
-    p.container_pid = container_pid_of(t.pid);
-    procs_[pid] = p;
-  }
   spdlog::info(
       "handoff: accept4/accept, epoll_ctl DEL -> recv/recvfrom/recvmsg/read/readv by another thread; close "
       "cancels; min {} ms, request_queue every {} s{}",
       options_.min_ms, options_.rq_interval_s, options_.disable_request_queue ? " (disabled)" : "");
+}
+
+void HandoffTracker::add_target(const Target& target) {
+  auto pid = static_cast<std::uint32_t>(target.pid);
+  attach_process(target.pid);
+  PerProcess p;
+  p.last = totals(pid).value_or(HandoffTotals{});
+  p.container_pid = container_pid_of(target.pid);
+  procs_[pid] = p;
+}
+
+// A worker recycled mid-interval still gets its last request_queue record;
+// then its counters go, so a process reusing the pid starts from zero.
+void HandoffTracker::remove_target(pid_t pid) {
+  auto key = static_cast<std::uint32_t>(pid);
+  auto it = procs_.find(key);
+  if (it != procs_.end() && !options_.disable_request_queue)
+    emit_request_queue(key, it->second, Backlog{}, monotonic_ns());
+  process_links_.erase(pid);
+  procs_.erase(key);
+  bpf_map_delete_elem(bpf_map__fd(skel_->maps.stats), &key);
 }
 
 void HandoffTracker::attach_process(pid_t pid) {

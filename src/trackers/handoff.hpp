@@ -38,6 +38,8 @@ class HandoffTracker : public Tracker {
   std::vector<int> wait_fds() const override;
   void consume() override;
   void tick() override;
+  void add_target(const Target& target) override;
+  void remove_target(pid_t pid) override;
   std::vector<std::string> summary() const override { return {summary_line()}; }
 
  private:

@@ -258,7 +258,7 @@ void OffCpuTracker::flush_aggregates() {
     r.set_float(s.off_cpu_ms, ns_to_ms(m.off_ns));
     r.set_float(s.runq_ms, ns_to_ms(m.runq_ns));
     r.set_float(s.max_off_cpu_ms, ns_to_ms(m.max_off_ns));
-    ctx_->targets.count_event(static_cast<pid_t>(r.uint_value(sinks::thread_fields::pid)));
+    ctx_->targets.count_event(static_cast<pid_t>(r.uint_value(sinks::thread_fields::pid)), r.metric());
     ctx_->sink.write(r);
     ++agg_records_;
   }

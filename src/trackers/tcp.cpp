@@ -116,10 +116,8 @@ void TcpTracker::start(TrackerContext& ctx) {
   bpf_map__set_max_entries(skel_->maps.owners, ro->targ_host_scope ? kOwnersHost : kOwnersTargets);
   skel_.load(ctx.shared_maps);
   attach_all();
-  if (features_.accept && !host_scope) {
-    for (const auto& t : ctx.targets.all()) {
-      if (!t.exited) attach_process(t.pid);
-    }
+  for (const auto& t : ctx.targets.all()) {
+    if (!t.exited) add_target(t);
   }
   seed_existing_sockets(ctx.targets);
   events_.emplace(
@@ -143,6 +141,14 @@ void TcpTracker::attach_all() {
     attached.push_back(section);
   }
   spdlog::info("tcp: attached {}", fmt::join(attached, ", "));
+}
+
+void TcpTracker::add_target(const Target& target) {
+  if (features_.accept && options_.net_scope != "host") attach_process(target.pid);
+}
+
+void TcpTracker::remove_target(pid_t pid) {
+  process_links_.erase(pid);
 }
 
 void TcpTracker::attach_process(pid_t pid) {

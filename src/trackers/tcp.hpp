@@ -53,6 +53,8 @@ class TcpTracker : public Tracker {
   // tick too; and say when --loss-rate-limit suppressed events.
   void tick() override;
   std::vector<std::string> summary() const override;
+  void add_target(const Target& target) override;
+  void remove_target(pid_t pid) override;
 
  private:
   void configure_hooks(bool host_scope);

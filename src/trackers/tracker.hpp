@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,9 +24,18 @@ struct Target {
   Fd pidfd;  // readable when the process exits
   std::string comm;
   std::unique_ptr<python::PythonProcess> python;  // kept after exit: its caches name late events
+  std::string version;                            // "3.11.2"
+  // How it was found: "-p", "--name", "child of 12", "exec'd python3".
+  std::string origin = "-p";
+  pid_t parent = 0;   // the target it was forked from, 0 if none
+  pid_t service = 0;  // the root of its lineage (the -p or --name process): workers of one service share it
+  std::uint64_t attached_ns = 0;
+  std::uint64_t first_event_ns = 0, last_event_ns = 0;  // CLOCK_MONOTONIC when delivered
   std::uint64_t events = 0;
-  bool exited = false;
-  double exited_after_s = 0;
+  std::map<std::string, std::uint64_t> metric_events;  // events per metric (py_stack, gil_wait, ...)
+  bool exited = false;                                 // ended: exited, or exec'd into another program
+  std::string end;                                     // "exited", "exec'd sh"
+  std::uint64_t ended_ns = 0;
 };
 
 // What trackers may ask about the targets: the list (to plan and attach
@@ -43,8 +53,8 @@ class TargetLookup {
   // now rather than trust a cache refreshed a moment ago.
   virtual std::optional<std::string> thread_name(pid_t pid, std::uint64_t thread_ident, std::uint32_t ns_tid,
                                                  bool fresh = false) = 0;
-  // One more event of `pid` (for the end-of-run summary).
-  virtual void count_event(pid_t pid) = 0;
+  // One more event of `pid` in `metric` (for the end-of-run summary).
+  virtual void count_event(pid_t pid, const std::string& metric) = 0;
 };
 
 // What a tracker gets from the runner. Everything here outlives the tracker.
@@ -69,6 +79,15 @@ class Tracker {
 
   virtual const char* name() const = 0;
   virtual void start(TrackerContext& ctx) = 0;
+  // A target found after start (a forked child, a re-exec'd process, a new
+  // --name match), already in ctx.targets and in the shared py_procs map:
+  // attach what start() attaches per target (uprobes, per-process map
+  // entries), through the same code. Throws pyebpf::Error when this tracker
+  // cannot trace it; the runner reports that target as degraded and goes on.
+  virtual void add_target(const Target& target) { (void)target; }
+  // A target that exited or exec'd, after its events were consumed: drop its
+  // per-process state (links, map entries) before its pid can be reused.
+  virtual void remove_target(pid_t pid) { (void)pid; }
   virtual std::vector<int> wait_fds() const = 0;
   // Handles every event available now; never blocks.
   virtual void consume() = 0;
@@ -101,7 +120,8 @@ struct EventCounts {
 inline void deliver(Decoded decoded, const sinks::Record& record, TrackerContext& ctx, EventCounts& counts) {
   if (decoded == Decoded::Malformed) ++counts.malformed;
   if (decoded != Decoded::Event) return;
-  if (auto pid = record.uint_value(sinks::thread_fields::pid)) ctx.targets.count_event(static_cast<pid_t>(pid));
+  if (auto pid = record.uint_value(sinks::thread_fields::pid))
+    ctx.targets.count_event(static_cast<pid_t>(pid), record.metric());
   ctx.sink.write(record);
   ++counts.emitted;
 }

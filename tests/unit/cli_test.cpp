@@ -46,6 +46,26 @@ TEST(Cli, ProfileNeedsPidsAndEnv) {
   }
 }
 
+TEST(Cli, NameReplacesOrJoinsPidsAndChildrenAreFollowedByDefault) {
+  auto p = parse({"-n", "gunicorn.*myapp", "-e", "prod"});
+  ASSERT_TRUE(p.options);
+  EXPECT_EQ(p.options->name_pattern, "gunicorn.*myapp");
+  EXPECT_TRUE(p.options->pids.empty());
+  EXPECT_TRUE(p.options->follow_children);
+  EXPECT_EQ(p.options->max_targets, 256u);
+  auto both = parse({"-p", "12", "--name", "celery", "--no-children", "--max-targets", "8", "-e", "prod"});
+  ASSERT_TRUE(both.options);
+  EXPECT_EQ(both.options->pids, (std::vector<pid_t>{12}));
+  EXPECT_FALSE(both.options->follow_children);
+  EXPECT_EQ(both.options->max_targets, 8u);
+  for (auto args : std::vector<std::vector<std::string>>{{"--max-targets", "0", "-p", "1", "-e", "x"},
+                                                         {"--no-children", "-e", "x"}}) {
+    auto bad = parse(args);
+    EXPECT_FALSE(bad.options) << args[0];
+    EXPECT_EQ(bad.exit_code, 2);
+  }
+}
+
 TEST(Cli, ReportSubcommandNeedsNoTarget) {
   auto p = parse({"report", "run.db", "--run", "3"});
   ASSERT_TRUE(p.options);

@@ -67,7 +67,7 @@ class FakeTargets : public trackers::TargetLookup {
     if (it == names.end()) return std::nullopt;
     return it->second;
   }
-  void count_event(pid_t pid) override { ++counted[pid]; }
+  void count_event(pid_t pid, const std::string&) override { ++counted[pid]; }
 
   // `pid` is a Python target whose frames `resolver` names.
   FakeResolver& python(pid_t pid) { return python_[pid]; }

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "app/discovery.hpp"
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/timerfd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "pyebpf/error.hpp"
+#include "util/clock.hpp"
+#include "util/files.hpp"
+
+namespace pyebpf::app {
+namespace {
+
+// An exec'd process is retried from 2 ms after the exec, doubling up to
+// every 20 ms (a new worker is sampled soon after its interpreter is up),
+// and given up after 5 s: a shell or any other non-CPython program.
+constexpr std::uint64_t kFirstDelayNs = 2'000'000;
+constexpr std::uint64_t kMaxDelayNs = 20'000'000;
+constexpr std::uint64_t kGiveUpNs = 5'000'000'000;
+
+bool has_exited(const Fd& pidfd) {
+  pollfd p{pidfd.get(), POLLIN, 0};
+  return poll(&p, 1, 0) != 0;  // readable (or an error): the process is gone
+}
+
+}  // namespace
+
+Discovery::Discovery(Targets& targets, const python::OffsetsTable& table, const bpf::SharedMaps& shared,
+                     const NamePattern* name, std::size_t max_targets, Callbacks callbacks)
+    : targets_(targets),
+      table_(table),
+      shared_(shared),
+      name_(name),
+      max_targets_(max_targets),
+      callbacks_(std::move(callbacks)),
+      timer_(timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) {
+  if (!timer_) throw Error(errno_text("timerfd_create", errno));
+}
+
+void Discovery::scan_names(const std::vector<pid_t>& exclude) {
+  std::vector<pid_t> skip = exclude;
+  for (const auto& t : targets_.all()) skip.push_back(t.pid);
+  auto pids = name_->scan(skip);
+  // At start a match is CPython already or not at all: no retries.
+  for (pid_t pid : pids) {
+    if (at_limit()) break;
+    try {
+      Target& t = targets_.add(targets_.prepare(pid, table_));
+      t.origin = "--name";
+      lineage_[pid] = pid;
+    } catch (const Error& e) {
+      ++not_python_;
+      spdlog::info("pid {} ({}) matches --name but is not traced: {}", pid, read_comm(pid, pid), e.what());
+    }
+  }
+  if (pids.empty()) spdlog::info("no process matches --name '{}' yet; waiting for one to start", name_->text());
+}
+
+bool Discovery::at_limit() {
+  if (targets_.alive() < max_targets_) return false;
+  if (refused_++ == 0)
+    spdlog::warn("--max-targets {} reached: new processes are not traced until a target ends (counted in the summary)",
+                 max_targets_);
+  return true;
+}
+
+void Discovery::wait_for(pid_t pid, pid_t parent, pid_t service, std::string origin, std::uint64_t delay_ns) {
+  waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(), [&](const Waiting& w) { return w.pid == pid; }),
+                 waiting_.end());
+  Fd pidfd;
+  try {
+    pidfd = open_pidfd(pid);  // now, so a PID reused later cannot be confused with this process
+  } catch (const Error&) {
+    ++exited_before_attach_;
+    spdlog::info("pid {} ({}) exited before it could be attached", pid, origin);
+    return;
+  }
+  std::uint64_t now = monotonic_ns();
+  waiting_.push_back({pid, parent, service, std::move(origin), std::move(pidfd), now, now + delay_ns, delay_ns, {}});
+}
+
+void Discovery::on_event(const LifecycleEvent& e) {
+  switch (e.kind) {
+    case PYEBPF_LIFECYCLE_FORK: {
+      auto parent = lineage_.find(e.parent);
+      pid_t service = parent != lineage_.end() ? parent->second : e.parent;
+      lineage_[e.pid] = service;
+      // A copy of its parent: if the parent is CPython, so is the child, ready now.
+      if (targets_.live(e.parent)) wait_for(e.pid, e.parent, service, "child of " + std::to_string(e.parent), 0);
+      break;
+    }
+    case PYEBPF_LIFECYCLE_EXEC: {
+      std::string how = "exec'd " + e.comm;
+      if (Target* t = targets_.live(e.pid)) callbacks_.ended(*t, how);
+      if (e.tracked) {
+        auto it = lineage_.find(e.pid);
+        pid_t service = it != lineage_.end() ? it->second : e.pid;
+        lineage_[e.pid] = service;
+        wait_for(e.pid, 0, service, how, kFirstDelayNs);
+      } else if (e.needle && name_ && name_->matches(read_command_line(e.pid))) {
+        wait_for(e.pid, 0, e.pid, "--name, " + how, kFirstDelayNs);
+      }
+      break;
+    }
+    case PYEBPF_LIFECYCLE_EXIT:
+      lineage_.erase(e.pid);
+      waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(), [&](const Waiting& w) { return w.pid == e.pid; }),
+                     waiting_.end());
+      break;
+  }
+  retry_due();
+}
+
+bool Discovery::attempt(Waiting& w) {
+  if (at_limit()) {
+    shared_.remove_process(w.pid);  // a forked child inherits its parent's entry in BPF
+    return true;
+  }
+  try {
+    Target t = targets_.prepare(w.pid, table_, &w.pidfd);
+    t.parent = w.parent;
+    t.service = w.service;
+    t.origin = w.origin;
+    Target& added = targets_.add(std::move(t));
+    lineage_[added.pid] = added.service;
+    spdlog::info("pid {} ({}, {}): {}", added.pid, added.comm, added.origin, added.python->describe());
+    callbacks_.added(added);
+    return true;
+  } catch (const Error& e) {
+    w.last_error = e.what();
+  }
+  std::uint64_t now = monotonic_ns();
+  if (has_exited(w.pidfd)) {
+    ++exited_before_attach_;
+    spdlog::info("pid {} ({}) exited before it could be attached", w.pid, w.origin);
+    shared_.remove_process(w.pid);
+    return true;
+  }
+  if (now - w.first_ns >= kGiveUpNs) {
+    ++not_python_;
+    spdlog::info("pid {} ({}, {}): not traced: {}", w.pid, read_comm(w.pid, w.pid), w.origin, w.last_error);
+    shared_.remove_process(w.pid);
+    return true;
+  }
+  w.delay_ns = std::clamp<std::uint64_t>(w.delay_ns * 2, kFirstDelayNs, kMaxDelayNs);
+  w.next_ns = now + w.delay_ns;
+  return false;
+}
+
+void Discovery::retry_due() {
+  std::uint64_t expirations;
+  while (read(timer_.get(), &expirations, sizeof(expirations)) > 0) {
+  }
+  // attempt() may add targets and call back into the runner: iterate over a snapshot of the due ones.
+  std::uint64_t now = monotonic_ns();
+  std::vector<Waiting> due;
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (it->next_ns <= now) {
+      due.push_back(std::move(*it));
+      it = waiting_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& w : due) {
+    if (!attempt(w)) waiting_.push_back(std::move(w));
+  }
+  arm_timer();
+}
+
+void Discovery::arm_timer() {
+  itimerspec spec{};
+  if (!waiting_.empty()) {
+    auto next = std::min_element(waiting_.begin(), waiting_.end(), [](const Waiting& a, const Waiting& b) {
+                  return a.next_ns < b.next_ns;
+                })->next_ns;
+    spec.it_value.tv_sec = static_cast<time_t>(next / 1'000'000'000);
+    spec.it_value.tv_nsec = static_cast<long>(next % 1'000'000'000);
+    if (next == 0) spec.it_value.tv_nsec = 1;
+  }
+  timerfd_settime(timer_.get(), TFD_TIMER_ABSTIME, &spec, nullptr);
+}
+
+bool Discovery::active() const {
+  return name_ || targets_.alive() > 0 || !waiting_.empty() || !lineage_.empty();
+}
+
+std::vector<std::string> Discovery::summary_lines() const {
+  std::vector<std::string> out;
+  if (refused_) out.push_back(fmt::format("{} processes not traced: --max-targets {} reached", refused_, max_targets_));
+  if (not_python_ || exited_before_attach_)
+    out.push_back(fmt::format("{} followed processes were not CPython, {} exited before they could be attached",
+                              not_python_, exited_before_attach_));
+  return out;
+}
+
+}  // namespace pyebpf::app

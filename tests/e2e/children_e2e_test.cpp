@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+// Following processes end to end: workers forked and recycled after pyebpf
+// started (Debian's gunicorn under wrk, multiprocessing pools), programs
+// exec'd through a shell, another CPython version in the child, and --name.
+// Ground truth is what the servers and workloads record themselves.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "harness.hpp"
+
+namespace pyebpf::e2e {
+namespace {
+
+using namespace std::chrono_literals;
+
+const PythonBuild kDebian{"debian-3.11", "/usr/bin/python3.11", 11};
+
+std::map<long, std::vector<Json>> by_pid(const std::vector<Json>& events) {
+  std::map<long, std::vector<Json>> out;
+  for (const auto& e : events) out[e.at("pid").get<long>()].push_back(e);
+  return out;
+}
+
+std::size_t with_function(const std::vector<Json>& samples, const std::string& function) {
+  std::size_t n = 0;
+  for (const auto& e : samples) n += e.at("stack").get<std::string>().find(function + " (") != std::string::npos;
+  return n;
+}
+
+std::optional<PythonBuild> pyenv_312() {
+  for (const auto& b : test_pythons(12, 12)) {
+    if (b.label.rfind("pyenv", 0) == 0) return b;
+  }
+  return std::nullopt;
+}
+
+class GunicornRecycling : public ::testing::TestWithParam<std::string> {};
+
+// Two workers recycled every 50 requests under 10 s of wrk load: every
+// worker that served requests is sampled and its handoffs (gthread: one per
+// request) or inline requests (sync) are counted, the recycled ones included.
+TEST_P(GunicornRecycling, EveryWorkerIsTracedAcrossRecycling) {
+  ASSERT_TRUE(std::filesystem::exists("/usr/bin/gunicorn")) << "run tools/install-deps";
+  const std::string worker = GetParam();
+  Workload workload(kDebian, "children_gunicorn.py", {worker, "2", "50", "10"});
+  Pyebpf pyebpf(
+      {"-p", std::to_string(workload.pid()), "-e", "e2e", "--enable", "py_stack", "handoff", "--rq-interval", "1"});
+  pyebpf.wait_ready();
+  workload.go();
+  Json truth = workload.result(120s);
+  pyebpf.stop();
+  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+
+  const auto& served = truth.at("served");
+  const auto requests = truth.at("requests").get<std::uint64_t>();
+  ASSERT_GE(served.size(), 6u) << "workers were not recycled several times: " << truth.dump();
+  auto samples = by_pid(pyebpf.events("py_stack"));
+  auto handoffs = by_pid(pyebpf.events("handoff"));
+  auto queues = by_pid(pyebpf.events("request_queue"));
+  std::uint64_t covered = 0;
+  for (const auto& [pid_text, n] : served.items()) {
+    const long pid = std::stol(pid_text);
+    EXPECT_GT(with_function(samples[pid], "serve_request"), 0u) << "worker " << pid << " served " << n;
+    std::uint64_t seen = 0;
+    if (worker == "gthread") {
+      seen = handoffs[pid].size();
+    } else {
+      for (const auto& q : queues[pid]) seen += q.at("served_inline").get<std::uint64_t>();
+    }
+    EXPECT_GT(seen, 0u) << "worker " << pid << " served " << n << " requests";
+    covered += seen;
+  }
+  EXPECT_GE(static_cast<double>(covered), 0.95 * static_cast<double>(requests))
+      << covered << " of " << requests << " requests seen; stderr:\n"
+      << pyebpf.stderr_text();
+  EXPECT_NE(pyebpf.stderr_text().find("service pid " + std::to_string(workload.pid())), std::string::npos)
+      << "the summary groups the workers under their arbiter:\n"
+      << pyebpf.stderr_text();
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, GunicornRecycling, ::testing::Values("sync", "gthread"),
+                         [](const auto& info) { return info.param; });
+
+class PoolRecycling : public ::testing::TestWithParam<std::string> {};
+
+// Pool(2, maxtasksperchild=2) over 8 tasks: at least 4 worker processes,
+// forked copies or spawned (exec'd) interpreters, each sampled in its task.
+TEST_P(PoolRecycling, EveryPoolWorkerIsSampledInItsTasks) {
+  Workload workload(kDebian, "children_pool.py", {GetParam(), "8", "2"});
+  Pyebpf pyebpf({"-p", std::to_string(workload.pid()), "-e", "e2e", "--enable", "py_stack"});
+  pyebpf.wait_ready();
+  workload.go();
+  Json truth = workload.result(120s);
+  pyebpf.stop();
+  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+
+  std::map<long, int> tasks;
+  for (const auto& p : truth.at("task_pids")) ++tasks[p.get<long>()];
+  ASSERT_GE(tasks.size(), 4u) << truth.dump();
+  auto samples = by_pid(pyebpf.events("py_stack"));
+  for (const auto& [pid, n] : tasks) {
+    // 0.4 s of CPU per task at the default 99 Hz: about 40 samples each.
+    EXPECT_GE(with_function(samples[pid], "pool_task"), 10u * n) << "pool worker " << pid << " ran " << n << " tasks";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(StartMethods, PoolRecycling, ::testing::Values("fork", "spawn"),
+                         [](const auto& info) { return info.param; });
+
+struct SpawnCase {
+  std::string mode;  // direct | shell
+  bool pyenv_child;  // the child runs pyenv 3.12 under a Debian 3.11 parent
+};
+
+class Spawned : public ::testing::TestWithParam<SpawnCase> {};
+
+// A Debian 3.11 parent runs a child program, directly or through `sh -c
+// '...; exec python'`: the exec'd interpreter (of the same or another
+// CPython version) is rediscovered and sampled in its own code; the shell
+// between them is followed but never a target.
+TEST_P(Spawned, ExecdChildIsRediscoveredAndSampled) {
+  PythonBuild child = kDebian;
+  if (GetParam().pyenv_child) {
+    auto b = pyenv_312();
+    ASSERT_TRUE(b) << "pyenv 3.12 is missing: run tools/install-deps";
+    child = *b;
+  }
+  Workload workload(kDebian, "children_spawn.py", {GetParam().mode, child.path});
+  Pyebpf pyebpf({"-p", std::to_string(workload.pid()), "-e", "e2e", "--enable", "py_stack"});
+  pyebpf.wait_ready();
+  workload.go();
+  Json truth = workload.result(60s);
+  pyebpf.stop();
+  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+
+  const long pid = truth.at("child").at("pid").get<long>();
+  auto samples = by_pid(pyebpf.events("py_stack"))[pid];
+  // 1.5 s of CPU at 99 Hz: ~150 samples; the interpreter start-up before child_work is not counted.
+  EXPECT_GE(with_function(samples, "child_work"), 100u) << pyebpf.stderr_text();
+  const std::string err = pyebpf.stderr_text();
+  EXPECT_NE(err.find("CPython " + truth.at("child").at("version").get<std::string>() + ", exec'd"), std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("(sh, CPython"), std::string::npos) << "the shell is no target:\n" << err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, Spawned,
+                         ::testing::Values(SpawnCase{"direct", false}, SpawnCase{"shell", false},
+                                           SpawnCase{"direct", true}, SpawnCase{"shell", true}),
+                         [](const auto& info) {
+                           return info.param.mode + (info.param.pyenv_child ? "_pyenv312_child" : "_same_python");
+                         });
+
+// --name before any process matches: pyebpf waits and says so, then traces a
+// matching CPython started later and skips a matching shell with one line.
+TEST(NameE2E, TracesMatchesStartedLaterAndSkipsNonPython) {
+  const std::string marker = "pyebpf_children_marker_" + std::to_string(getpid());
+  Pyebpf pyebpf({"-n", marker, "-e", "e2e", "--enable", "py_stack"});
+  pyebpf.wait_ready();
+  EXPECT_NE(pyebpf.stderr_text().find("no process matches --name '" + marker + "' yet"), std::string::npos)
+      << pyebpf.stderr_text();
+  Child shell({"/bin/sh", "-c", "sleep 8", marker});
+  Child python({kDebian.path, workload_path("children_child.py"), marker});
+  auto line = python.wait_for_line("CHILD ", 30s);
+  ASSERT_TRUE(line) << python.stderr_text();
+  const long pid = Json::parse(*line).at("pid").get<long>();
+  std::this_thread::sleep_for(6s);  // the shell is given up 5 s after its exec
+  pyebpf.stop();
+  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+  EXPECT_GE(with_function(by_pid(pyebpf.events("py_stack"))[pid], "child_work"), 100u) << pyebpf.stderr_text();
+  // The shell (or the sleep it execs) is one info line, not an error.
+  const std::string err = pyebpf.stderr_text();
+  auto at = err.find("pid " + std::to_string(shell.pid()) + " (");
+  ASSERT_NE(at, std::string::npos) << err;
+  EXPECT_NE(err.find("--name, exec'd sh): not traced", at), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace pyebpf::e2e
