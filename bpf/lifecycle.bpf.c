@@ -26,12 +26,16 @@ const volatile __u32 targ_needle_len = 0;   /* 0: no --name, or a pattern withou
 const volatile bool targ_all_execs = false; /* --name whose pattern has no needle: report every exec */
 const volatile char targ_needle[PYEBPF_LIFECYCLE_NEEDLE_MAX] = {};
 
-/* Targets and their descendants (host tgid -> 1), filled by user space and by fork. */
+/*
+ * Targets and their descendants (host tgid -> execs seen), filled by user
+ * space and by fork. The count tells user space that a process it was
+ * attaching exec'd meanwhile, so what it read describes a gone layout.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PYEBPF_MAX_PROCS);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u32);
 } lineage SEC(".maps");
 
 struct {
@@ -69,13 +73,13 @@ int BPF_PROG(lifecycle_fork, struct task_struct *parent, struct task_struct *chi
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
 	struct pyebpf_py_proc *proc;
-	__u8 one = 1;
+	__u32 zero = 0;
 
 	/* A new thread shares its parent's tgid: not a new process. */
 	if (!targ_follow_children || ctgid == ptgid || !bpf_map_lookup_elem(&lineage, &ptgid))
 		return 0;
 	pyebpf_count(PYEBPF_LIFECYCLE_CNT_FORKS);
-	if (bpf_map_update_elem(&lineage, &ctgid, &one, BPF_ANY)) {
+	if (bpf_map_update_elem(&lineage, &ctgid, &zero, BPF_ANY)) {
 		pyebpf_count(PYEBPF_LIFECYCLE_CNT_LINEAGE_FULL);
 		return 0;
 	}
@@ -150,9 +154,11 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(lifecycle_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid), old = old_pid;
-	__u32 flags = 0;
+	__u32 flags = 0, *execs;
 
-	if (bpf_map_lookup_elem(&lineage, &tgid)) {
+	execs = bpf_map_lookup_elem(&lineage, &tgid);
+	if (execs) {
+		__sync_fetch_and_add(execs, 1);
 		/* The old address space is gone: so is every layout and thread state read in it. */
 		bpf_map_delete_elem(&py_procs, &tgid);
 		bpf_map_delete_elem(&py_tstates, &tgid);

@@ -122,6 +122,7 @@ bool Discovery::attempt(Waiting& w) {
     return true;
   }
   try {
+    const std::uint32_t execs = callbacks_.track(w.pid);
     Target t = targets_.prepare(w.pid, table_, &w.pidfd);
     t.parent = w.parent;
     t.service = w.service;
@@ -130,6 +131,10 @@ bool Discovery::attempt(Waiting& w) {
     lineage_[added.pid] = added.service;
     spdlog::info("pid {} ({}, {}): {}", added.pid, added.comm, added.origin, added.python->describe());
     callbacks_.added(added);
+    // An exec between reading the process and registering it: BPF may hold
+    // the old layout for the new program; its exec event (on its way) ends
+    // this target, but not before samples are walked with it. End it now.
+    if (callbacks_.track(added.pid) != execs) callbacks_.ended(added, "exec'd while attached");
     return true;
   } catch (const Error& e) {
     w.last_error = e.what();

@@ -33,6 +33,8 @@ class Discovery {
     // A target whose address space is gone (exec): the runner delivers what
     // BPF captured from it, then forgets it everywhere. `how`: "exec'd into sh".
     std::function<void(Target&, const std::string& how)> ended;
+    // Follows `pid` in BPF (ProcessLifecycle::track): its exec count.
+    std::function<std::uint32_t(pid_t)> track;
   };
 
   Discovery(Targets& targets, const python::OffsetsTable& table, const bpf::SharedMaps& shared, const NamePattern* name,

@@ -37,11 +37,13 @@ ProcessLifecycle::ProcessLifecycle(const bpf::SharedMaps& shared, bool follow_ch
 
 ProcessLifecycle::~ProcessLifecycle() = default;
 
-void ProcessLifecycle::track(pid_t pid) const {
-  __u32 key = static_cast<__u32>(pid);
-  __u8 one = 1;
-  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.lineage), &key, &one, BPF_ANY))
+std::uint32_t ProcessLifecycle::track(pid_t pid) const {
+  const int fd = bpf_map__fd(skel_->maps.lineage);
+  __u32 key = static_cast<__u32>(pid), execs = 0;
+  if (bpf_map_update_elem(fd, &key, &execs, BPF_NOEXIST) && errno != EEXIST)
     spdlog::warn("pid {}: its new processes are not followed: {}", pid, errno_text("lineage map", errno));
+  bpf_map_lookup_elem(fd, &key, &execs);
+  return execs;
 }
 
 void ProcessLifecycle::untrack(pid_t pid) const {

@@ -41,8 +41,10 @@ class ProcessLifecycle {
                    Handler handler);
   ~ProcessLifecycle();
 
-  // Follows `pid`'s forks and execs from now on.
-  void track(pid_t pid) const;
+  // Follows `pid`'s forks and execs from now on (if not yet); returns how
+  // many execs of it BPF has seen: a process whose count changed while it was
+  // being attached exec'd meanwhile.
+  std::uint32_t track(pid_t pid) const;
   // Stops following `pid` (a refused or exited process).
   void untrack(pid_t pid) const;
   int wait_fd() const;

@@ -109,7 +109,8 @@ int run(const Options& options) {
   std::function<void(Target&, const std::string&)> stop_tracing;
   discovery.emplace(targets, offsets, shared_maps, name ? &*name : nullptr, options.max_targets,
                     Discovery::Callbacks{[&](Target& t) { start_tracing(t); },
-                                         [&](Target& t, const std::string& how) { stop_tracing(t, how); }});
+                                         [&](Target& t, const std::string& how) { stop_tracing(t, how); },
+                                         [&](pid_t pid) { return lifecycle.track(pid); }});
   for (const auto& t : targets.all()) discovery->follow(t.pid);
   if (name) discovery->scan_names(self_and_ancestors());
   for (const auto& t : targets.all()) {
