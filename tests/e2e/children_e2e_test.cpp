@@ -47,8 +47,8 @@ TEST_P(GunicornRecycling, EveryWorkerIsTracedAcrossRecycling) {
   ASSERT_TRUE(std::filesystem::exists("/usr/bin/gunicorn")) << "run tools/install-deps";
   const std::string worker = GetParam();
   Workload workload(kDebian, "children_gunicorn.py", {worker, "2", "50", "10"});
-  Pyebpf pyebpf(
-      {"-p", std::to_string(workload.pid()), "-e", "e2e", "--enable", "py_stack", "handoff", "--rq-interval", "1"});
+  const int arbiter = workload.ready().at("pid").get<int>();  // started before pyebpf: the target
+  Pyebpf pyebpf({"-p", std::to_string(arbiter), "-e", "e2e", "--enable", "py_stack", "handoff", "--rq-interval", "1"});
   pyebpf.wait_ready();
   workload.go();
   Json truth = workload.result(120s);
