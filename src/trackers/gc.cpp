@@ -34,6 +34,56 @@ bool collector_calls_callbacks(const python::PyVersion& version) {
   return version.major == 3 && version.minor >= 13;
 }
 
+std::uint16_t fit(std::uint64_t value, const std::string& name) {
+  if (value >= PYEBPF_NO_OFFSET) throw Error(name + " does not fit the gc tracker's 16-bit offsets");
+  return static_cast<std::uint16_t>(value);
+}
+
+std::uint64_t required_size(const python::OffsetsRow& row, const std::string& type) {
+  auto size = row.size(type);
+  if (!size) throw Error("offsets row " + row.label + " has no sizeof(" + type + ")");
+  return *size;
+}
+
+// The running totals of generation `g`, read the way gc.bpf.c reads them.
+std::optional<pyebpf_gc_gen_stats> read_totals(const python::ProcessMemory& memory, const pyebpf_gc_proc& cfg, int g) {
+  std::uint64_t totals = cfg.gcstate + cfg.stats;
+  if (cfg.stats_pointer) {
+    auto ptr = memory.read_u64(totals);
+    if (!ptr || !*ptr) return std::nullopt;
+    totals = *ptr;
+  }
+  std::uint64_t entry = totals + cfg.gen[g].base;
+  if (cfg.gen[g].index != PYEBPF_NO_OFFSET) {
+    auto index = memory.read_value<std::uint8_t>(entry + cfg.gen[g].index);
+    if (!index || *index >= cfg.gen[g].length) return std::nullopt;
+    entry += std::uint64_t{*index} * cfg.entry_size;
+  }
+  auto collections = memory.read_value<std::int64_t>(entry + cfg.collections);
+  auto collected = memory.read_value<std::int64_t>(entry + cfg.collected);
+  auto uncollectable = memory.read_value<std::int64_t>(entry + cfg.uncollectable);
+  if (!collections || !collected || !uncollectable) return std::nullopt;
+  return pyebpf_gc_gen_stats{*collections, *collected, *uncollectable};
+}
+
+// A generation's list head: a circular doubly-linked list of PyGC_Head
+// ({_gc_next, _gc_prev}; the low two bits of either may be flags), empty when
+// it points at itself. The target changes the young list at every allocation,
+// so one torn read proves nothing: a few tries must see it consistent once.
+bool list_head_is_consistent(const python::ProcessMemory& memory, std::uint64_t head) {
+  constexpr std::uint64_t kFlags = 3;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    auto next = memory.read_u64(head);
+    auto prev = memory.read_u64(head + 8);
+    if (!next || !prev) return false;
+    if (*next == head && *prev == head) return true;
+    auto back = memory.read_u64((*next & ~kFlags) + 8);
+    auto forth = memory.read_u64((*prev & ~kFlags));
+    if (back && forth && (*back & ~kFlags) == head && (*forth & ~kFlags) == head) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<GcHookChoice> parse_gc_hook(const std::string& text) {
@@ -102,22 +152,8 @@ GcHookPlan plan_gc_hooks(const binary::ElfFile& elf, const python::PyVersion& ve
   return plan;
 }
 
-namespace {
-
-std::uint16_t fit(std::uint64_t value, const std::string& name) {
-  if (value >= PYEBPF_NO_OFFSET) throw Error(name + " does not fit the gc tracker's 16-bit offsets");
-  return static_cast<std::uint16_t>(value);
-}
-
-std::uint64_t required_size(const python::OffsetsRow& row, const std::string& type) {
-  auto size = row.size(type);
-  if (!size) throw Error("offsets row " + row.label + " has no sizeof(" + type + ")");
-  return *size;
-}
-
-// Where each generation's totals are (gc.h): an array of struct
-// gc_generation_stats (<= 3.14), or the rings of struct gc_stats (3.15+).
-void describe_totals(const python::OffsetsRow& row, pyebpf_gc_proc& cfg) {
+pyebpf_gc_proc gc_totals_layout(const python::OffsetsRow& row) {
+  pyebpf_gc_proc cfg{};
   cfg.entry_size = fit(required_size(row, "struct gc_generation_stats"), "sizeof(struct gc_generation_stats)");
   cfg.collections = fit(row.require("gcstats.collections"), "gcstats.collections");
   cfg.collected = fit(row.require("gcstats.collected"), "gcstats.collected");
@@ -138,60 +174,17 @@ void describe_totals(const python::OffsetsRow& row, pyebpf_gc_proc& cfg) {
                     fit(row.require("gcring_old.index") - old_items, "gcring_old.index"),
                     fit(row.array_length("gcring_old.items").value_or(0), "old ring"), 0};
     }
-    return;
+    return cfg;
   }
   cfg.stats = fit(row.require("gc.generation_stats"), "gc.generation_stats");
   if (row.array_length("gc.generation_stats") != PYEBPF_GC_GENERATIONS)
     throw Error("offsets row " + row.label + ": generation_stats does not have one entry per generation");
   for (int g = 0; g < PYEBPF_GC_GENERATIONS; ++g)
     cfg.gen[g] = {fit(g * cfg.entry_size, "gc.generation_stats"), PYEBPF_NO_OFFSET, 1, 0};
+  return cfg;
 }
 
-// The running totals of generation `g`, read the way gc.bpf.c reads them.
-std::optional<pyebpf_gc_gen_stats> read_totals(const python::ProcessMemory& memory, const pyebpf_gc_proc& cfg, int g) {
-  std::uint64_t totals = cfg.gcstate + cfg.stats;
-  if (cfg.stats_pointer) {
-    auto ptr = memory.read_u64(totals);
-    if (!ptr || !*ptr) return std::nullopt;
-    totals = *ptr;
-  }
-  std::uint64_t entry = totals + cfg.gen[g].base;
-  if (cfg.gen[g].index != PYEBPF_NO_OFFSET) {
-    auto index = memory.read_value<std::uint8_t>(entry + cfg.gen[g].index);
-    if (!index || *index >= cfg.gen[g].length) return std::nullopt;
-    entry += std::uint64_t{*index} * cfg.entry_size;
-  }
-  auto collections = memory.read_value<std::int64_t>(entry + cfg.collections);
-  auto collected = memory.read_value<std::int64_t>(entry + cfg.collected);
-  auto uncollectable = memory.read_value<std::int64_t>(entry + cfg.uncollectable);
-  if (!collections || !collected || !uncollectable) return std::nullopt;
-  return pyebpf_gc_gen_stats{*collections, *collected, *uncollectable};
-}
-
-// A generation's list head: a circular doubly-linked list of PyGC_Head
-// ({_gc_next, _gc_prev}; the low two bits of either may be flags), empty when
-// it points at itself. The target changes the young list at every allocation,
-// so one torn read proves nothing: a few tries must see it consistent once.
-bool list_head_is_consistent(const python::ProcessMemory& memory, std::uint64_t head) {
-  constexpr std::uint64_t kFlags = 3;
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    auto next = memory.read_u64(head);
-    auto prev = memory.read_u64(head + 8);
-    if (!next || !prev) return false;
-    if (*next == head && *prev == head) return true;
-    auto back = memory.read_u64((*next & ~kFlags) + 8);
-    auto forth = memory.read_u64((*prev & ~kFlags));
-    if (back && forth && (*back & ~kFlags) == head && (*forth & ~kFlags) == head) return true;
-  }
-  return false;
-}
-
-// The GC state fields are not in _Py_DebugOffsets (3.15 publishes only where
-// the totals are), so the row's values are checked against what must hold in
-// the live target before BPF trusts them. Throws naming the field that fails.
-void check_gc_state(const python::PythonProcess& python, const pyebpf_gc_proc& cfg) {
-  const auto& row = python.offsets();
-  const auto& memory = python.objects().memory();
+void check_gc_state(const python::OffsetsRow& row, const python::ProcessMemory& memory, const pyebpf_gc_proc& cfg) {
   if (std::find(row.moved_by_target.begin(), row.moved_by_target.end(), "sizeof(struct _gc_runtime_state)") !=
       row.moved_by_target.end())
     throw Error("the target's sizeof(struct _gc_runtime_state) (from its _Py_DebugOffsets) differs from offsets row " +
@@ -219,13 +212,10 @@ void check_gc_state(const python::PythonProcess& python, const pyebpf_gc_proc& c
   }
 }
 
-}  // namespace
-
 pyebpf_gc_proc gc_proc_config(const python::PythonProcess& python) {
   const auto& row = python.offsets();
   const auto& memory = python.objects().memory();
-  pyebpf_gc_proc cfg{};
-  describe_totals(row, cfg);
+  pyebpf_gc_proc cfg = gc_totals_layout(row);
   const std::uint64_t runtime = python.bpf_config().runtime;
   if (auto runtime_gc = row.field("runtime.gc")) {
     // 3.8: one GC state for the whole runtime.
@@ -240,7 +230,7 @@ pyebpf_gc_proc gc_proc_config(const python::PythonProcess& python) {
     cfg.gcstate = *main + cfg.interp_gc;
   }
   try {
-    check_gc_state(python, cfg);
+    check_gc_state(row, memory, cfg);
   } catch (const Error& e) {
     throw Error(std::string(e.what()) + " (offsets row " + row.label + ")",
                 "please report this build: its GC state layout is not the one pyebpf knows");
