@@ -153,6 +153,19 @@ void PythonProcess::validate_layout() const {
   auto interp = memory_.read_u64(config_.runtime + l.runtime_interp_head);
   if (!interp || !*interp)
     throw Error(who + ": no interpreter in _PyRuntime yet (is the process still starting?)", hint);
+  // 3.13+ describe where the list of interpreters starts but not where the
+  // main one is kept: it is the list's last, the first one ever created.
+  if (offsets_.field("runtime.interpreters_main")) {
+    auto it = memory_.read_u64(config_.runtime + offsets_.require("runtime.interpreters_head"));
+    std::optional<std::uint64_t> last;
+    for (int i = 0; i < 64 && it && *it; ++i) {
+      last = it;
+      it = memory_.read_u64(*it + offsets_.require("interp.next"));
+    }
+    if (last != *interp)
+      throw Error(who + ": runtime.interpreters_main is not the last interpreter of runtime.interpreters_head",
+                  hint);
+  }
   for (const auto& t : thread_states(64)) {
     auto back = memory_.read_u64(t.tstate + offsets_.require("tstate.interp"));
     if (back != *interp)

@@ -6,6 +6,8 @@
 // process_vm_readv.
 #include "python/debug_offsets.hpp"
 
+#include "row_names.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -18,9 +20,7 @@ namespace {
 class DebugOffsetsTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    for (const auto& r : OffsetsTable::embedded().rows()) {
-      if (r.label == GetParam()) row = r;
-    }
+    row = embedded_row(GetParam());
     ASSERT_EQ(row.label, GetParam());
     ASSERT_TRUE(row.debug_offsets) << "3.13+ rows must carry the _Py_DebugOffsets layout";
     ASSERT_TRUE(row.debug_offsets->free_threaded_at);
@@ -99,15 +99,8 @@ TEST_P(DebugOffsetsTest, InvalidDebugOffsetsAreNeverHalfApplied) {
   EXPECT_EQ(apply_debug_offsets(no_layout, self, addr(), runtime_size(), version).status, DebugOffsetsStatus::NotInRow);
 }
 
-INSTANTIATE_TEST_SUITE_P(Rows, DebugOffsetsTest,
-                         ::testing::Values("pyenv-3.13.0", "debian-3.13.18-1", "debian-3.14.10-1", "debian-3.15.2-1"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Rows, DebugOffsetsTest, ::testing::ValuesIn(kRowsWithDebugOffsets),
+                         [](const auto& info) { return python::row_test_name(info.param); });
 
 }  // namespace
 }  // namespace pyebpf::python

@@ -9,6 +9,7 @@
 #include "binary/elf_file.hpp"
 #include "pyebpf/error.hpp"
 #include "python/offsets.hpp"
+#include "row_names.hpp"
 #include "trackers/gc.hpp"
 
 namespace pyebpf::trackers {
@@ -123,9 +124,7 @@ TEST(GcHooks, ColdPartsAreNeverEntryPoints) {
 class GcStateCheck : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    for (const auto& r : python::OffsetsTable::embedded().rows()) {
-      if (r.label == GetParam()) row = r;
-    }
+    row = python::embedded_row(GetParam());
     ASSERT_EQ(row.label, GetParam());
     state.assign(*row.size("struct _gc_runtime_state"), 0);
     cfg = gc_totals_layout(row);
@@ -197,15 +196,8 @@ TEST_P(GcStateCheck, AStateOfAnotherSizeIsRefused) {
   EXPECT_NE(failure().find("sizeof(struct _gc_runtime_state)"), std::string::npos) << failure();
 }
 
-INSTANTIATE_TEST_SUITE_P(Rows, GcStateCheck,
-                         ::testing::Values("pyenv-3.13.0", "debian-3.13.18-1", "debian-3.14.10-1", "debian-3.15.2-1"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Rows, GcStateCheck, ::testing::ValuesIn(python::kRowsWithDebugOffsets),
+                         [](const auto& info) { return python::row_test_name(info.param); });
 
 // 3.15+: an index byte past its ring's end.
 class GcRingCheck : public GcStateCheck {};
@@ -219,10 +211,7 @@ TEST_P(GcRingCheck, IndexPastTheRingIsRefused) {
 INSTANTIATE_TEST_SUITE_P(Rows, GcRingCheck, ::testing::Values("debian-3.15.2-1"));
 
 TEST(GcStateCheck315, RingsOfTheYoungAndTheTwoOldGenerations) {
-  python::OffsetsRow row;
-  for (const auto& r : python::OffsetsTable::embedded().rows()) {
-    if (r.label == "debian-3.15.2-1") row = r;
-  }
+  python::OffsetsRow row = python::embedded_row("debian-3.15.2-1");
   ASSERT_TRUE(row.field("gc.stats_rings"));
   pyebpf_gc_proc cfg = gc_totals_layout(row);
   EXPECT_EQ(cfg.stats_pointer, 1);

@@ -9,6 +9,7 @@
 namespace pyebpf::python {
 namespace {
 
+// The embedded row itself (select() returns pointers into the table).
 const OffsetsRow& row_labelled(const std::string& label) {
   for (const auto& row : OffsetsTable::embedded().rows()) {
     if (row.label == label) return row;
