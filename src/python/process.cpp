@@ -163,8 +163,7 @@ void PythonProcess::validate_layout() const {
       it = memory_.read_u64(*it + offsets_.require("interp.next"));
     }
     if (last != *interp)
-      throw Error(who + ": runtime.interpreters_main is not the last interpreter of runtime.interpreters_head",
-                  hint);
+      throw Error(who + ": runtime.interpreters_main is not the last interpreter of runtime.interpreters_head", hint);
   }
   for (const auto& t : thread_states(64)) {
     auto back = memory_.read_u64(t.tstate + offsets_.require("tstate.interp"));
