@@ -19,6 +19,11 @@ std::string hex(std::uint64_t v) {
   return buf;
 }
 
+// "pid 12 (CPython 3.14.10, python3.14)": the target in attach errors.
+std::string who_of(pid_t pid, const Interpreter& interp) {
+  return "pid " + std::to_string(pid) + " (CPython " + interp.version.str() + ", " + interp.file_name() + ")";
+}
+
 const OffsetsRow& row_for(pid_t pid, const Interpreter& interp, const OffsetsTable& table) {
   const OffsetsRow* row = table.select(interp.version, interp.elf.build_id());
   if (!row)
@@ -58,12 +63,11 @@ TypeAddresses type_addresses(pid_t pid, const Interpreter& interp) {
 
 }  // namespace
 
-PythonProcess::PythonProcess(pid_t pid, Interpreter interp, OffsetsRow row, bool exact_build,
-                             std::string offsets_source, TypeAddresses types)
+PythonProcess::PythonProcess(pid_t pid, Interpreter interp, OffsetsRow row, std::string offsets_source,
+                             TypeAddresses types)
     : memory_(pid),
       interp_(std::move(interp)),
       offsets_(std::move(row)),
-      exact_build_(exact_build),
       offsets_source_(std::move(offsets_source)),
       objects_(memory_, offsets_, interp_.version, types),
       config_{make_bpf_layout(offsets_, interp_.version), PYEBPF_NO_TSS_SLOT, 0, interp_.runtime_addr, types.code},
@@ -73,8 +77,7 @@ PythonProcess::PythonProcess(pid_t pid, Interpreter interp, OffsetsRow row, bool
 std::unique_ptr<PythonProcess> PythonProcess::attach(pid_t pid, const OffsetsTable& table) {
   Interpreter interp = discover_interpreter(pid);
   OffsetsRow row = row_for(pid, interp, table);
-  const std::string who =
-      "pid " + std::to_string(pid) + " (CPython " + interp.version.str() + ", " + interp.file_name() + ")";
+  const std::string who = who_of(pid, interp);
   // Exact: the row was derived from this very file, so every value in it
   // holds. Otherwise it comes from another patch release or build of the
   // minor, and what the target does not describe itself is checked live.
@@ -101,7 +104,7 @@ std::unique_ptr<PythonProcess> PythonProcess::attach(pid_t pid, const OffsetsTab
   TypeAddresses types = type_addresses(pid, interp);
   auto gilstate_tls = gilstate_tls_offset(interp);
   std::unique_ptr<PythonProcess> proc(
-      new PythonProcess(pid, std::move(interp), std::move(row), exact, std::move(source), types));
+      new PythonProcess(pid, std::move(interp), std::move(row), std::move(source), types));
   proc->validate_layout();
   if (auto slot = find_thread_state_slot(proc->memory_, proc->thread_states(), gilstate_tls)) {
     proc->config_.tss_slot = *slot;
@@ -129,8 +132,7 @@ std::vector<ThreadStateRef> PythonProcess::thread_states(std::size_t max) const 
 // may be another patch release or a distro build. Check what can be checked
 // against the live process before BPF trusts the offsets.
 void PythonProcess::validate_layout() const {
-  const std::string who =
-      "pid " + std::to_string(pid()) + " (CPython " + interp_.version.str() + ", " + interp_.file_name() + ")";
+  const std::string who = who_of(pid(), interp_);
   const std::string hint = "its layout differs from offsets row " + offsets_.label + " (derived from " +
                            offsets_.derived_from + "); please report this build";
   auto runtime_size = offsets_.size("_PyRuntimeState");

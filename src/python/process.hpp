@@ -30,8 +30,6 @@ class PythonProcess {
   pid_t pid() const { return memory_.pid(); }
   const Interpreter& interpreter() const { return interp_; }
   const OffsetsRow& offsets() const { return offsets_; }
-  // The offsets row was derived from this very interpreter file (same build-id).
-  bool exact_build() const { return exact_build_; }
   const ObjectReader& objects() const { return objects_; }
   const pyebpf_py_proc& bpf_config() const { return config_; }
   Symbolizer& symbolizer() { return symbolizer_; }
@@ -45,15 +43,13 @@ class PythonProcess {
   std::vector<ThreadStateRef> thread_states(std::size_t max = 4096) const;
 
  private:
-  PythonProcess(pid_t pid, Interpreter interp, OffsetsRow row, bool exact_build, std::string offsets_source,
-                TypeAddresses types);
+  PythonProcess(pid_t pid, Interpreter interp, OffsetsRow row, std::string offsets_source, TypeAddresses types);
   void validate_layout() const;
   void validate_object_readers(std::uint64_t interp, const std::string& who, const std::string& hint) const;
 
   ProcessMemory memory_;
   Interpreter interp_;
   OffsetsRow offsets_;  // the table row, with the target's own debug offsets applied (3.13+)
-  bool exact_build_;
   std::string offsets_source_;
   std::string slot_kind_;  // where the thread-state slot was found, for describe()
   ObjectReader objects_;
