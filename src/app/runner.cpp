@@ -76,12 +76,36 @@ Fd block_and_watch_signals() {
   return fd;
 }
 
+// Starts every tracker that can run; one that cannot is dropped and recorded
+// in ctx.degraded, the others go on. Throws only when none can run: the
+// reason of the only tracker asked for, or every tracker's reason.
+void start_trackers(std::vector<std::unique_ptr<trackers::Tracker>>& trackers, trackers::TrackerContext& ctx) {
+  std::vector<std::unique_ptr<trackers::Tracker>> started;
+  std::vector<Error> failures;
+  for (auto& t : trackers) {
+    try {
+      t->start(ctx);
+      started.push_back(std::move(t));
+    } catch (const Error& e) {
+      failures.push_back(e);
+      if (trackers.size() > 1) ctx.degraded.add(t->name(), 0, e.what(), e.hint());
+    }
+  }
+  if (started.empty() && failures.size() == 1) throw failures.front();
+  if (started.empty()) {
+    std::string reasons;
+    for (const auto& e : failures) reasons += std::string(reasons.empty() ? "" : "; ") + e.what();
+    throw Error("no tracker can run: " + reasons, failures.front().hint());
+  }
+  trackers = std::move(started);
+}
+
 }  // namespace
 
 int run(const Options& options) {
   check_system();
   bpf::install_libbpf_logger();
-  auto created = create_trackers(options.enable, options.trackers);  // bad names fail before anything attaches
+  auto trackers = create_trackers(options.enable, options.trackers);  // bad names fail before anything attaches
 
   WallClock clock;
   sinks::RunInfo run_info{options.env,          host_name(), PYEBPF_VERSION,
@@ -92,6 +116,7 @@ int run(const Options& options) {
   // Follow forks and execs from before the targets are attached, so no child
   // forked meanwhile is missed; the events wait in the ring buffer until the
   // trackers are started.
+  trackers::Degradations degraded;
   bpf::SharedMaps shared_maps;
   std::optional<NamePattern> name;
   if (!options.name_pattern.empty()) name.emplace(options.name_pattern);
@@ -104,7 +129,7 @@ int run(const Options& options) {
   for (pid_t pid : options.pids) lifecycle.track(pid);
 
   const auto& offsets = python::OffsetsTable::embedded();
-  targets.attach(options.pids, offsets);
+  targets.attach(options.pids, offsets, degraded);
   std::function<void(Target&)> start_tracing;
   std::function<void(Target&, const std::string&)> stop_tracing;
   discovery.emplace(targets, offsets, shared_maps, name ? &*name : nullptr, options.max_targets,
@@ -119,14 +144,7 @@ int run(const Options& options) {
     lifecycle.track(t.pid);
   }
 
-  // One context per tracker: they differ in whether it was named on --enable.
-  std::vector<std::unique_ptr<trackers::Tracker>> trackers;
-  std::vector<trackers::TrackerContext> contexts;
-  contexts.reserve(created.size());
-  for (auto& c : created) {
-    trackers.push_back(std::move(c.tracker));
-    contexts.push_back({options.env, targets, shared_maps, outputs.sink(), clock, c.named});
-  }
+  trackers::TrackerContext ctx{options.env, targets, shared_maps, outputs.sink(), clock, degraded};
 
   EventLoop loop;
   Fd signals = block_and_watch_signals();
@@ -135,8 +153,8 @@ int run(const Options& options) {
   loop.add(ticker.fd(), Source::Tick, 0);
   for (std::uint32_t i = 0; i < targets.all().size(); ++i) loop.add(targets.all()[i].pidfd.get(), Source::Target, i);
 
+  start_trackers(trackers, ctx);
   for (std::uint32_t i = 0; i < trackers.size(); ++i) {
-    trackers[i]->start(contexts[i]);
     for (int fd : trackers[i]->wait_fds()) loop.add(fd, Source::Tracker, i);
   }
   loop.add(lifecycle.wait_fd(), Source::Lifecycle, 0);
@@ -159,8 +177,6 @@ int run(const Options& options) {
     for (auto& t : trackers) t->consume();
     outputs.flush();
   };
-  std::vector<std::string> degraded;  // trackers that cannot trace a target found after start
-
   // A target found after start gets what the ones found at start got.
   start_tracing = [&](Target& t) {
     shared_maps.add_process(t.pid, t.python->bpf_config());
@@ -170,8 +186,7 @@ int run(const Options& options) {
       try {
         tracker->add_target(t);
       } catch (const Error& e) {
-        spdlog::warn("{}: pid {} is not traced: {}", tracker->name(), t.pid, e.what());
-        degraded.push_back(fmt::format("{}: pid {} ({}) not traced: {}", tracker->name(), t.pid, t.comm, e.what()));
+        degraded.add(tracker->name(), t.pid, t.python->name() + ": " + e.what(), e.hint());
       }
     }
   };
@@ -253,7 +268,7 @@ int run(const Options& options) {
     for (auto& line : t->summary()) lines.push_back(std::move(line));
   }
   lines.push_back(lifecycle.summary());
-  for (const auto& line : degraded) lines.push_back(line);
+  for (const auto& line : degraded.lines()) lines.push_back(line);
   for (const auto& line : discovery->summary_lines()) lines.push_back(line);
   for (const auto& line : targets.summary_lines()) lines.push_back(line);
   for (const auto& line : outputs.summary_lines()) lines.push_back(line);

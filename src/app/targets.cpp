@@ -41,12 +41,20 @@ Target Targets::prepare(pid_t pid, const python::OffsetsTable& table, Fd* pidfd)
   return t;
 }
 
-void Targets::attach(const std::vector<pid_t>& pids, const python::OffsetsTable& table) {
+void Targets::attach(const std::vector<pid_t>& pids, const python::OffsetsTable& table,
+                     trackers::Degradations& degraded) {
   std::vector<Target> attached;
+  std::vector<std::pair<pid_t, Error>> failed;
   for (pid_t pid : pids) {
     if (std::any_of(attached.begin(), attached.end(), [&](const Target& t) { return t.pid == pid; })) continue;
-    attached.push_back(prepare(pid, table));
+    try {
+      attached.push_back(prepare(pid, table));
+    } catch (const Error& e) {
+      failed.emplace_back(pid, e);
+    }
   }
+  if (attached.empty() && !failed.empty()) throw failed.front().second;
+  for (const auto& [pid, e] : failed) degraded.add("", pid, e.what(), e.hint());
   targets_ = std::move(attached);
 }
 

@@ -7,22 +7,23 @@
 #include <vector>
 
 #include "python/offsets.hpp"
+#include "trackers/degradations.hpp"
 #include "trackers/tracker.hpp"
 
 namespace pyebpf::app {
 
 using trackers::Target;
 
-// The processes being profiled and what happened to each.
 // pidfd_open(pid); throws pyebpf::Error when `pid` does not exist.
 Fd open_pidfd(pid_t pid);
 
+// The processes being profiled and what happened to each.
 class Targets : public trackers::TargetLookup {
  public:
   Targets();
-  // Attaches to every PID; throws pyebpf::Error for the first one that cannot
-  // be profiled (nothing is attached in that case).
-  void attach(const std::vector<pid_t>& pids, const python::OffsetsTable& table);
+  // Attaches to every PID it can; one that cannot be profiled goes to
+  // `degraded`. Throws pyebpf::Error (the first PID's reason) when none can.
+  void attach(const std::vector<pid_t>& pids, const python::OffsetsTable& table, trackers::Degradations& degraded);
 
   // The target `pid` would be, not yet added: its pidfd (`pidfd` when given,
   // moved only on success), comm and CPython process. The same for every
