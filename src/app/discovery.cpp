@@ -61,6 +61,35 @@ void Discovery::scan_names(const std::vector<pid_t>& exclude) {
   if (pids.empty()) spdlog::info("no process matches --name '{}' yet; waiting for one to start", name_->text());
 }
 
+// Each process is tracked in BPF before its children are read: a child it
+// forks after that is both read here and reported by its fork event, which
+// attempt() then skips; one forked before is read here.
+void Discovery::adopt_descendants(pid_t root) {
+  std::vector<std::pair<pid_t, pid_t>> todo;  // (pid, parent)
+  for (pid_t child : children_of(root)) todo.emplace_back(child, root);
+  while (!todo.empty()) {
+    const auto [pid, parent] = todo.back();
+    todo.pop_back();
+    if (lineage_.count(pid)) continue;
+    const std::uint32_t execs = callbacks_.track(pid);
+    lineage_[pid] = root;
+    for (pid_t child : children_of(pid)) todo.emplace_back(child, pid);
+    if (targets_.live(pid) || at_limit()) continue;
+    try {
+      Target t = targets_.prepare(pid, table_);
+      // It exec'd while being read: its exec event rediscovers it.
+      if (callbacks_.track(pid) != execs) continue;
+      t.parent = parent;
+      t.service = root;
+      t.origin = "child of " + std::to_string(parent);
+      targets_.add(std::move(t));
+    } catch (const Error& e) {
+      spdlog::debug("pid {} ({}), a descendant of {}, is followed but not traced: {}", pid, read_comm(pid, pid), root,
+                    e.what());
+    }
+  }
+}
+
 bool Discovery::at_limit() {
   if (targets_.alive() < max_targets_) return false;
   if (refused_++ == 0)
@@ -69,7 +98,8 @@ bool Discovery::at_limit() {
   return true;
 }
 
-void Discovery::wait_for(pid_t pid, pid_t parent, pid_t service, std::string origin, std::uint64_t delay_ns) {
+void Discovery::wait_for(pid_t pid, pid_t parent, pid_t service, std::string origin, std::uint64_t delay_ns,
+                         std::optional<std::size_t> copy_of) {
   waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(), [&](const Waiting& w) { return w.pid == pid; }),
                  waiting_.end());
   Fd pidfd;
@@ -81,7 +111,8 @@ void Discovery::wait_for(pid_t pid, pid_t parent, pid_t service, std::string ori
     return;
   }
   std::uint64_t now = monotonic_ns();
-  waiting_.push_back({pid, parent, service, std::move(origin), std::move(pidfd), now, now + delay_ns, delay_ns, {}});
+  waiting_.push_back(
+      {pid, parent, copy_of, service, std::move(origin), std::move(pidfd), now, now + delay_ns, delay_ns, {}});
 }
 
 void Discovery::on_event(const LifecycleEvent& e) {
@@ -91,7 +122,10 @@ void Discovery::on_event(const LifecycleEvent& e) {
       pid_t service = parent != lineage_.end() ? parent->second : e.parent;
       lineage_[e.pid] = service;
       // A copy of its parent: if the parent is CPython, so is the child, ready now.
-      if (targets_.live(e.parent)) wait_for(e.pid, e.parent, service, "child of " + std::to_string(e.parent), 0);
+      if (Target* parent_target = targets_.live(e.parent)) {
+        wait_for(e.pid, e.parent, service, "child of " + std::to_string(e.parent), 0,
+                 static_cast<std::size_t>(parent_target - targets_.all().data()));
+      }
       break;
     }
     case PYEBPF_LIFECYCLE_EXEC: {
@@ -117,13 +151,21 @@ void Discovery::on_event(const LifecycleEvent& e) {
 }
 
 bool Discovery::attempt(Waiting& w) {
+  if (Target* t = targets_.live(w.pid)) {
+    if (!has_exited(t->pidfd)) return true;  // found twice: by the walk at start and by its fork event
+    callbacks_.ended(*t, "exited");          // its pid is reused: the old process's exit is not handled yet
+  }
   if (at_limit()) {
     shared_.remove_process(w.pid);  // a forked child inherits its parent's entry in BPF
     return true;
   }
   try {
     const std::uint32_t execs = callbacks_.track(w.pid);
-    Target t = targets_.prepare(w.pid, table_, &w.pidfd);
+    // Not exec'd since the fork, and its parent not either (the parent
+    // target of the fork is still live): the child's CPython is its parent's.
+    const Target* parent = w.copy_of && execs == 0 ? &targets_.all()[*w.copy_of] : nullptr;
+    const bool copy = parent && !parent->exited && parent->python;
+    Target t = targets_.prepare(w.pid, table_, &w.pidfd, copy ? parent->python.get() : nullptr);
     t.parent = w.parent;
     t.service = w.service;
     t.origin = w.origin;

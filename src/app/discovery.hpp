@@ -45,6 +45,9 @@ class Discovery {
   // A process that is followed for its descendants and execs (a target, or a
   // non-CPython process of a target's lineage).
   void follow(pid_t pid) { lineage_[pid] = pid; }
+  // Start: the descendants `root` started before pyebpf (a server's
+  // workers), CPython ones made targets of its service, the others followed.
+  void adopt_descendants(pid_t root);
 
   void on_event(const LifecycleEvent& event);
   // Readable when a waiting process is due for another attach attempt.
@@ -61,6 +64,8 @@ class Discovery {
   struct Waiting {
     pid_t pid;
     pid_t parent;
+    // A fork: the index in targets_.all() of the target it is a copy of.
+    std::optional<std::size_t> copy_of;
     pid_t service;
     std::string origin;
     Fd pidfd;
@@ -70,7 +75,8 @@ class Discovery {
     std::string last_error;
   };
 
-  void wait_for(pid_t pid, pid_t parent, pid_t service, std::string origin, std::uint64_t delay_ns);
+  void wait_for(pid_t pid, pid_t parent, pid_t service, std::string origin, std::uint64_t delay_ns,
+                std::optional<std::size_t> copy_of = std::nullopt);
   // One attach attempt: true when done with it (attached, refused or given up).
   bool attempt(Waiting& w);
   void arm_timer();

@@ -35,6 +35,9 @@
 namespace pyebpf::app {
 namespace {
 
+// Ended targets whose CPython state is kept to name their late events.
+constexpr std::size_t kKeptEnded = 16;
+
 // epoll user data: which kind of fd fired, and which one.
 enum class Source : std::uint32_t { Signal, Tick, Deadline, Target, Tracker, Lifecycle, Discovery };
 
@@ -138,6 +141,11 @@ int run(const Options& options) {
                                          [&](pid_t pid) { return lifecycle.track(pid); }});
   for (const auto& t : targets.all()) discovery->follow(t.pid);
   if (name) discovery->scan_names(self_and_ancestors());
+  if (options.follow_children) {
+    std::vector<pid_t> roots;
+    for (const auto& t : targets.all()) roots.push_back(t.pid);
+    for (pid_t root : roots) discovery->adopt_descendants(root);
+  }
   for (const auto& t : targets.all()) {
     spdlog::info("pid {}: {}", t.pid, t.python->describe());
     shared_maps.add_process(t.pid, t.python->bpf_config());
@@ -201,6 +209,7 @@ int run(const Options& options) {
     t.exited = true;
     t.end = how;
     t.ended_ns = monotonic_ns();
+    targets.release_ended(kKeptEnded);
     spdlog::log(t.origin == "-p" ? spdlog::level::warn : spdlog::level::info,
                 "pid {} ({}) {}; {} events captured from it", t.pid, t.comm, how, t.events);
   };

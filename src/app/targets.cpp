@@ -27,14 +27,15 @@ Fd open_pidfd(pid_t pid) {
 
 Targets::Targets() : start_ns_(monotonic_ns()) {}
 
-Target Targets::prepare(pid_t pid, const python::OffsetsTable& table, Fd* pidfd) const {
+Target Targets::prepare(pid_t pid, const python::OffsetsTable& table, Fd* pidfd,
+                        const python::PythonProcess* fork_of) const {
   Target t;
   t.pid = pid;
   t.service = pid;
   // First, so a PID reused later cannot be confused with this one.
   Fd own = pidfd && *pidfd ? Fd() : open_pidfd(pid);
   t.comm = read_comm(pid, pid);
-  t.python = python::PythonProcess::attach(pid, table);
+  t.python = fork_of ? python::PythonProcess::fork_of(*fork_of, pid) : python::PythonProcess::attach(pid, table);
   t.version = t.python->interpreter().version.str();
   t.pidfd = own ? std::move(own) : std::move(*pidfd);
   t.attached_ns = monotonic_ns();
@@ -101,6 +102,13 @@ void Targets::count_event(pid_t pid, const std::string& metric) {
     ++it->events;
     ++it->metric_events[metric];
     return;
+  }
+}
+
+void Targets::release_ended(std::size_t keep) {
+  std::size_t kept = 0;
+  for (auto it = targets_.rbegin(); it != targets_.rend(); ++it) {
+    if (it->exited && it->python && kept++ >= keep) it->python.reset();
   }
 }
 

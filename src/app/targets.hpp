@@ -29,7 +29,10 @@ class Targets : public trackers::TargetLookup {
   // moved only on success), comm and CPython process. The same for every
   // target, found at start or later. Throws pyebpf::Error when `pid` is gone
   // or cannot be profiled.
-  Target prepare(pid_t pid, const python::OffsetsTable& table, Fd* pidfd = nullptr) const;
+  // `fork_of`: the CPython state of the process `pid` is a fork of, which
+  // has not exec'd since (its copy needs no reading).
+  Target prepare(pid_t pid, const python::OffsetsTable& table, Fd* pidfd = nullptr,
+                 const python::PythonProcess* fork_of = nullptr) const;
   Target& add(Target target);
   // The target `pid` is now, if it is traced and has not ended.
   Target* live(pid_t pid);
@@ -40,6 +43,11 @@ class Targets : public trackers::TargetLookup {
   std::optional<std::string> thread_name(pid_t pid, std::uint64_t thread_ident, std::uint32_t ns_tid,
                                          bool fresh) override;
   void count_event(pid_t pid, const std::string& metric) override;
+
+  // Frees the CPython state (ELF symbols, caches) of all but the `keep`
+  // targets that ended last: only their late events still need it, and a
+  // server recycling workers for hours must not keep one per worker.
+  void release_ended(std::size_t keep);
 
   std::size_t alive() const;
   // One line per target for the end-of-run summary, the workers of one

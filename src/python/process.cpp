@@ -113,6 +113,14 @@ std::unique_ptr<PythonProcess> PythonProcess::attach(pid_t pid, const OffsetsTab
   return proc;
 }
 
+std::unique_ptr<PythonProcess> PythonProcess::fork_of(const PythonProcess& parent, pid_t child) {
+  std::unique_ptr<PythonProcess> proc(
+      new PythonProcess(child, parent.interp_, parent.offsets_, parent.offsets_source_, parent.objects_.types()));
+  proc->config_ = parent.config_;  // the same layout, runtime address and thread-state slot
+  proc->slot_kind_ = parent.slot_kind_;
+  return proc;
+}
+
 std::vector<ThreadStateRef> PythonProcess::thread_states(std::size_t max) const {
   std::vector<ThreadStateRef> out;
   const auto& l = config_.layout;

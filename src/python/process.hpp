@@ -26,6 +26,11 @@ class PythonProcess {
  public:
   // Discovers and validates; throws pyebpf::Error with a one-line reason.
   static std::unique_ptr<PythonProcess> attach(pid_t pid, const OffsetsTable& table);
+  // `child`, a fork of `parent` that has not exec'd: a copy of its address
+  // space, so of its interpreter, layout and thread-state slot. Nothing is
+  // read from the child (no ELF parse, no validation): the caller makes sure
+  // it has not exec'd.
+  static std::unique_ptr<PythonProcess> fork_of(const PythonProcess& parent, pid_t child);
 
   pid_t pid() const { return memory_.pid(); }
   const Interpreter& interpreter() const { return interp_; }

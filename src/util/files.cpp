@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -44,6 +45,20 @@ bool path_exists(const std::string& path) {
 
 bool process_exists(pid_t pid) {
   return path_exists("/proc/" + std::to_string(pid));
+}
+
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  // The process may exit meanwhile: every step takes an error code, none throws.
+  for (std::filesystem::directory_iterator it(tasks, ec), end; !ec && it != end; it.increment(ec)) {
+    auto text = read_text_file(it->path().string() + "/children");
+    if (!text) continue;
+    std::istringstream in(*text);
+    for (pid_t child; in >> child;) out.push_back(child);
+  }
+  return out;
 }
 
 }  // namespace pyebpf

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace pyebpf {
 
@@ -23,5 +24,9 @@ bool path_exists(const std::string& path);
 
 // True while /proc/PID exists.
 bool process_exists(pid_t pid);
+
+// The processes `pid`'s threads forked and have not been reaped
+// (/proc/PID/task/*/children); empty if it is gone.
+std::vector<pid_t> children_of(pid_t pid);
 
 }  // namespace pyebpf

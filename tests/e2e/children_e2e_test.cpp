@@ -154,6 +154,68 @@ INSTANTIATE_TEST_SUITE_P(Modes, Spawned,
                            return info.param.mode + (info.param.pyenv_child ? "_pyenv312_child" : "_same_python");
                          });
 
+// --no-children keeps the targets given: the child the target runs is
+// neither attached nor sampled, the target itself still is.
+TEST(NoChildrenE2E, OnlyTheGivenTargetIsTraced) {
+  Workload workload(kDebian, "children_spawn.py", {"direct", kDebian.path});
+  Pyebpf pyebpf({"-p", std::to_string(workload.pid()), "--no-children", "-e", "e2e", "--enable", "py_stack"});
+  pyebpf.wait_ready();
+  workload.go();
+  Json truth = workload.result(60s);
+  pyebpf.stop();
+  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+
+  const long child = truth.at("child").at("pid").get<long>();
+  auto samples = by_pid(pyebpf.events("py_stack"));
+  EXPECT_EQ(samples[child].size(), 0u) << pyebpf.stderr_text();
+  const std::string err = pyebpf.stderr_text();
+  EXPECT_EQ(err.find("pid " + std::to_string(child)), std::string::npos) << err;
+  EXPECT_NE(err.find("pid " + std::to_string(workload.pid()) + " ("), std::string::npos) << err;
+}
+
+// --max-targets 1 with the pool's parent as the target: every worker it
+// forks is refused, none is sampled, and the summary counts the refusals.
+TEST(MaxTargetsE2E, RefusalsAreCountedInTheSummary) {
+  Workload workload(kDebian, "children_pool.py", {"fork", "4", "1"});
+  Pyebpf pyebpf({"-p", std::to_string(workload.pid()), "--max-targets", "1", "-e", "e2e", "--enable", "py_stack"});
+  pyebpf.wait_ready();
+  workload.go();
+  Json truth = workload.result(60s);
+  pyebpf.stop();
+  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+
+  std::set<long> workers;
+  for (const auto& p : truth.at("task_pids")) workers.insert(p.get<long>());
+  ASSERT_GE(workers.size(), 4u) << truth.dump();
+  auto samples = by_pid(pyebpf.events("py_stack"));
+  for (long pid : workers) EXPECT_EQ(with_function(samples[pid], "pool_task"), 0u) << "refused worker " << pid;
+  const std::string err = pyebpf.stderr_text();
+  const auto at = err.find(" processes not traced: --max-targets 1 reached");
+  ASSERT_NE(at, std::string::npos) << err;
+  const auto line = err.rfind('\n', at) + 1;
+  const std::string count = err.substr(line, at - line);
+  EXPECT_GE(std::stoul(count.substr(count.find_last_of(' ') + 1)), workers.size()) << err;
+}
+
+// A PID that is gone before pyebpf attaches is reported; the others are traced.
+TEST(GoneTargetE2E, IsReportedAndTheOthersAreTraced) {
+  Child gone({"/bin/true"});
+  ASSERT_TRUE(gone.wait(10s));
+  Workload workload(kDebian, "children_spawn.py", {"direct", kDebian.path});
+  Pyebpf pyebpf(
+      {"-p", std::to_string(gone.pid()), "-p", std::to_string(workload.pid()), "-e", "e2e", "--enable", "py_stack"});
+  pyebpf.wait_ready();
+  workload.go();
+  Json truth = workload.result(60s);
+  pyebpf.stop();
+  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+
+  const std::string err = pyebpf.stderr_text();
+  EXPECT_NE(err.find("pid " + std::to_string(gone.pid()) + " does not exist"), std::string::npos) << err;
+  const long child = truth.at("child").at("pid").get<long>();
+  EXPECT_GE(with_function(by_pid(pyebpf.events("py_stack"))[child], "child_work"), 100u) << err;
+}
+
 // --name before any process matches: pyebpf waits and says so, then traces a
 // matching CPython started later and skips a matching shell with one line.
 TEST(NameE2E, TracesMatchesStartedLaterAndSkipsNonPython) {
