@@ -64,7 +64,8 @@ static __always_inline void emit(__u32 kind, struct task_struct *task, __u32 pid
 	ev->parent = parent;
 	ev->flags = flags;
 	BPF_CORE_READ_STR_INTO(&ev->comm, task, comm);
-	bpf_ringbuf_submit(ev, 0);
+	/* Rare (lineage forks, execs, exits) and latency-bound: a new worker is attached from it. */
+	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
 	pyebpf_count(PYEBPF_CNT_EVENTS);
 }
 

@@ -171,8 +171,9 @@ bool Discovery::attempt(Waiting& w) {
     t.origin = w.origin;
     Target& added = targets_.add(std::move(t));
     lineage_[added.pid] = added.service;
-    spdlog::info("pid {} ({}, {}): {}", added.pid, added.comm, added.origin, added.python->describe());
     callbacks_.added(added);
+    spdlog::info("pid {} ({}, {}), every tracker attached {:.1f} ms after it was found: {}", added.pid, added.comm,
+                 added.origin, static_cast<double>(monotonic_ns() - w.first_ns) / 1e6, added.python->describe());
     // An exec between reading the process and registering it: BPF may hold
     // the old layout for the new program; its exec event (on its way) ends
     // this target, but not before samples are walked with it. End it now.

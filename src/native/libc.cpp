@@ -3,9 +3,12 @@
 
 #include <elf.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "binary/elf_file.hpp"
 #include "pyebpf/error.hpp"
@@ -49,6 +52,40 @@ std::vector<procfs::Mapping> c_libraries_in(const std::vector<procfs::Mapping>& 
   return out;
 }
 
+// The functions of `names` one file defines (name, offset, code; the paths
+// are the caller's). Cached per file identity (device, inode, size, mtime)
+// and names: the workers a server forks map the same C library and
+// executable, and one recycled every few seconds must not cost two ELF
+// parses on the way to its first request. Throws pyebpf::Error.
+std::vector<LibcFunction> functions_in(const std::string& open_path, const std::vector<std::string>& names) {
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<LibcFunction>> cache;
+  constexpr std::size_t kMaxCached = 64;
+  struct stat st {};
+  std::string key;
+  if (::stat(open_path.c_str(), &st) == 0) {
+    key = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+          std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+    for (const auto& name : names) key += "," + name;
+    std::lock_guard lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  auto elf = binary::ElfFile::open(open_path);
+  std::vector<LibcFunction> out;
+  for (const auto& name : names) {
+    auto sym = elf.symbol(name);
+    // An IFUNC's address is its resolver, not the function: no probe there.
+    if (!sym || sym->type != STT_FUNC) continue;
+    if (auto offset = elf.file_offset(sym->value)) out.push_back({name, {}, {}, *offset, function_code(elf, *sym)});
+  }
+  if (!key.empty()) {
+    std::lock_guard lock(mutex);
+    if (cache.size() >= kMaxCached) cache.clear();
+    cache.emplace(key, out);
+  }
+  return out;
+}
+
 }  // namespace
 
 int c_library_rank(const std::string& name) {
@@ -77,13 +114,10 @@ std::vector<LibcFunction> libc_functions(pid_t pid, const std::vector<std::strin
   for (const auto& m : files) {
     std::string open_path = procfs::open_path(pid, m);
     try {
-      auto elf = binary::ElfFile::open(open_path);
-      for (const auto& name : names) {
-        auto sym = elf.symbol(name);
-        // An IFUNC's address is its resolver, not the function: no probe there.
-        if (!sym || sym->type != STT_FUNC) continue;
-        if (auto offset = elf.file_offset(sym->value))
-          out.push_back({name, open_path, procfs::target_path(pid, m.path), *offset, function_code(elf, *sym)});
+      for (auto& f : functions_in(open_path, names)) {
+        f.open_path = open_path;
+        f.mapped_path = procfs::target_path(pid, m.path);
+        out.push_back(std::move(f));
       }
     } catch (const Error& e) {
       spdlog::debug("pid {}: C library functions: {}", pid, e.what());

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "bpf/detach.hpp"
 #include "bpf/features.hpp"
 #include "gc.skel.h"
 #include "pyebpf/error.hpp"
@@ -290,7 +291,7 @@ void GcTracker::add_target(const Target& target) {
 void GcTracker::remove_target(pid_t pid) {
   __u32 key = static_cast<__u32>(pid);
   bpf_map_delete_elem(bpf_map__fd(skel_->maps.gc_procs), &key);
-  process_links_.erase(pid);
+  bpf::detach_later(process_links_, pid);
 }
 
 void GcTracker::attach(pid_t pid, const std::string& binary, const binary::ElfFile& elf, const GcHookPlan& plan) {

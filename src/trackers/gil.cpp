@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "bpf/detach.hpp"
 #include "gil.skel.h"
 #include "native/libc.hpp"
 #include "procfs/maps.hpp"
@@ -272,7 +273,7 @@ void GilTracker::register_target(const Target& target) {
 void GilTracker::remove_target(pid_t pid) {
   __u32 key = static_cast<__u32>(pid);
   bpf_map_delete_elem(bpf_map__fd(skel_->maps.gil_procs), &key);
-  process_links_.erase(pid);
+  bpf::detach_later(process_links_, pid);
 }
 
 void GilTracker::attach_process(pid_t pid, const GilHookPlan& plan) {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <set>
 
+#include "bpf/detach.hpp"
 #include "bpf/libc_probes.hpp"
 #include "handoff.h"
 #include "handoff.skel.h"
@@ -68,7 +69,7 @@ void HandoffTracker::remove_target(pid_t pid) {
   auto it = procs_.find(key);
   if (it != procs_.end() && !options_.disable_request_queue)
     emit_request_queue(key, it->second, Backlog{}, monotonic_ns());
-  process_links_.erase(pid);
+  bpf::detach_later(process_links_, pid);
   procs_.erase(key);
   bpf_map_delete_elem(bpf_map__fd(skel_->maps.stats), &key);
 }

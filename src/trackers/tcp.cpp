@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 
+#include "bpf/detach.hpp"
 #include "bpf/features.hpp"
 #include "bpf/libc_probes.hpp"
 #include "native/kallsyms.hpp"
@@ -148,7 +149,7 @@ void TcpTracker::add_target(const Target& target) {
 }
 
 void TcpTracker::remove_target(pid_t pid) {
-  process_links_.erase(pid);
+  bpf::detach_later(process_links_, pid);
 }
 
 void TcpTracker::attach_process(pid_t pid) {
