@@ -22,7 +22,9 @@ class TcpConnectE2E : public ::testing::TestWithParam<PythonBuild> {
 
 TEST_P(TcpConnectE2E, EveryConnectIsReportedWithItsOutcomeAddressesAndThread) {
   Workload workload(GetParam(), "tcp_connects.py");
-  Pyebpf pyebpf(args(workload.pid()));
+  // --no-children: the workload's child process is then no target (by
+  // default -p follows children), and its connect must not be reported.
+  Pyebpf pyebpf(args(workload.pid(), {"--no-children"}));
   Json truth = run_traced(workload, pyebpf);
 
   auto events = pyebpf.events("tcp_connect");
@@ -78,7 +80,7 @@ TEST_P(TcpConnectE2E, EveryConnectIsReportedWithItsOutcomeAddressesAndThread) {
       EXPECT_NEAR(e.at("duration_us").get<double>(), static_cast<double>(app_us), 100'000);
     }
   }
-  // Nothing else: in particular not the connect of the child process, which is no target.
+  // Nothing else: in particular not the connect of the child process, which is no target here.
   EXPECT_EQ(events.size(), truth.at("attempts").size());
   for (const auto& e : events) EXPECT_EQ(e.at("pid"), truth.at("pid"));
 }
