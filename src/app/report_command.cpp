@@ -53,18 +53,26 @@ int report_from_json_lines(const std::string& path) {
   std::ifstream f(path);
   StoredEvents report;
   std::string line;
-  std::size_t bad = 0;
+  std::size_t events = 0, bad = 0;
   while (std::getline(f, line)) {
     if (line.empty()) continue;
     auto e = nlohmann::ordered_json::parse(line, nullptr, false);
-    if (e.is_discarded() || !e.is_object()) {
+    auto metric = e.is_object() ? e.find("metric") : e.end();
+    if (e.is_discarded() || !e.is_object() || metric == e.end() || !metric->is_string()) {
       ++bad;
       continue;
     }
+    ++events;
     report.add(e);
   }
+  // A report of nothing would read as "the run saw nothing": say what the file is instead.
+  if (events == 0) {
+    throw Error(fmt::format("{} is neither a pyebpf SQLite file nor JSON lines of pyebpf events ({})", path,
+                            bad ? fmt::format("{} lines, none a pyebpf event", bad) : "empty"),
+                "give it the file --sqlite wrote, or pyebpf's saved stdout");
+  }
   std::string out = fmt::format("pyebpf report: {} (JSON lines{})\n\n", path,
-                                bad ? fmt::format(", {} lines skipped: not JSON objects", bad) : "");
+                                bad ? fmt::format(", {} lines skipped: not pyebpf events", bad) : "");
   std::fputs((out + report.report.render()).c_str(), stdout);
   return 0;
 }

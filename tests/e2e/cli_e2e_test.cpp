@@ -5,7 +5,9 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <fstream>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "harness.hpp"
@@ -96,6 +98,38 @@ TEST(CliE2E, UsageErrorsAreOneLine) {
   auto f = run_pyebpf({"-p", "1", "-e", "t", "--pystack-frequency", "0"});
   EXPECT_EQ(f.status, 2);
   EXPECT_NE(f.err.find("pystack-frequency"), std::string::npos) << f.err;
+}
+
+// docs/errors.md is the table of bad inputs and pyebpf's exact answer to
+// each; commands there are written from the repository's top directory.
+TEST(CliE2E, EveryDocumentedBadInputGetsItsMessage) {
+  const std::string source = PYEBPF_SOURCE_DIR;
+  std::ifstream doc(source + "/docs/errors.md");
+  ASSERT_TRUE(doc) << "docs/errors.md is missing";
+  auto in_repo = [&](std::string text) {
+    const std::string fixtures = "tests/fixtures/";
+    for (std::size_t at = 0; (at = text.find(fixtures, at)) != std::string::npos;) {
+      text.insert(at, source + "/");
+      at += source.size() + 1 + fixtures.size();
+    }
+    return text;
+  };
+  static const std::regex row(R"(^\| `pyebpf ?([^`]*)` \| (\d) \| `(.*)` \|$)");
+  std::string line;
+  int rows = 0;
+  while (std::getline(doc, line)) {
+    std::smatch m;
+    if (!std::regex_match(line, m, row)) continue;
+    ++rows;
+    std::vector<std::string> args;
+    std::istringstream words(in_repo(m[1]));
+    for (std::string w; words >> w;) args.push_back(w);
+    RunResult r = run_pyebpf(args);
+    EXPECT_EQ(r.err, in_repo(m[3]) + "\n") << "pyebpf " << m[1];
+    EXPECT_EQ(r.status, std::stoi(m[2])) << "pyebpf " << m[1];
+    EXPECT_EQ(r.out, "") << "pyebpf " << m[1];
+  }
+  EXPECT_GE(rows, 20) << "rows of docs/errors.md not recognised";
 }
 
 TEST(CliE2E, NotRootIsOneClearLine) {
