@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -130,6 +131,38 @@ TEST(CliE2E, EveryDocumentedBadInputGetsItsMessage) {
     EXPECT_EQ(r.out, "") << "pyebpf " << m[1];
   }
   EXPECT_GE(rows, 20) << "rows of docs/errors.md not recognised";
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// A password given on the command line is readable nowhere pyebpf writes or
+// shows: ps, stderr at -vv (libbpf and curl chatter included), stdout, and the
+// SQLite file with its run table and summary.
+TEST(CliE2E, APasswordIsInNoLogPsOrStoredRun) {
+  const std::string secret = "S3cret-token-4242";
+  const std::string db = "/tmp/pyebpf-secrets-" + std::to_string(getpid()) + ".db";
+  Workload workload(any_python(), "named_threads.py", {"2", "Alpha"});
+  // Nothing listens on port 9: the ClickHouse sink warns and keeps going.
+  Pyebpf pyebpf({"-p", std::to_string(workload.pid()), "-e", "secrets", "--enable", "py_stack", "gc", "-vv",
+                 "--also-stdout", "--sqlite", db, "--clickhouse-url", "http://127.0.0.1:9", "--clickhouse-password",
+                 secret, "--flush-timeout", "0"});
+  pyebpf.wait_ready();
+  const std::string cmdline = file_bytes("/proc/" + std::to_string(pyebpf.child().pid()) + "/cmdline");
+  EXPECT_EQ(cmdline.find(secret), std::string::npos) << "readable in /proc/PID/cmdline";
+  workload.go();
+  workload.result();
+  pyebpf.stop();
+  EXPECT_FALSE(pyebpf.events("py_stack").empty()) << pyebpf.stderr_text();
+  EXPECT_EQ(pyebpf.stderr_text().find(secret), std::string::npos) << "printed on stderr";
+  for (const auto& e : pyebpf.events()) EXPECT_EQ(e.dump().find(secret), std::string::npos) << e.dump();
+  std::string stored;
+  for (const char* suffix : {"", "-wal", "-shm"}) stored += file_bytes(db + suffix);
+  EXPECT_NE(stored.find("--clickhouse-password ***"), std::string::npos) << "the run's command line is stored";
+  EXPECT_EQ(stored.find(secret), std::string::npos) << "stored in " << db;
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
 }
 
 TEST(CliE2E, NotRootIsOneClearLine) {
