@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <sys/types.h>
 #include <charconv>
+#include <limits>
 #include <optional>
 
 #include "util/http.hpp"
@@ -75,7 +77,8 @@ CLI::Option* check_pid(CLI::Option* option) {
   return option->check(CLI::Validator(
       [](std::string& value) -> std::string {
         auto v = parse_number(value);
-        if (v && *v >= 1 && *v <= 4194304 && *v == static_cast<double>(static_cast<long>(*v))) return {};
+        if (v && *v >= 1 && *v <= std::numeric_limits<pid_t>::max() && *v == static_cast<double>(static_cast<long>(*v)))
+          return {};
         return fmt::format("{} (got '{}')", kPidNeeded, value);
       },
       "", ""));

@@ -48,11 +48,11 @@ TEST(FlagRules, PidsArePositiveWholeNumbers) {
   CLI::App app;
   std::vector<int> pids;
   check_pid(app.add_option("-p,--pid", pids)->expected(1, -1));
-  for (const char* bad : {"0", "-3", "abc", "12.5", "-e"}) {
+  for (const char* bad : {"0", "-3", "abc", "12.5", "-e", "4294967296"}) {
     EXPECT_EQ(error_of(app, {"-p", bad}), std::string("-p needs a PID, e.g. -p 4242 (got '") + bad + "')");
   }
   EXPECT_EQ(error_of(app, {"-p"}), "-p needs a PID, e.g. -p 4242");
-  EXPECT_EQ(error_of(app, {"-p", "1", "4194304"}), "");
+  EXPECT_EQ(error_of(app, {"-p", "1", "999999999"}), "");
 }
 
 TEST(FlagRules, UrlsNeedAnHttpSchemeAndAHost) {
