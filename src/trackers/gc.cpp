@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "bpf/features.hpp"
 #include "gc.skel.h"
@@ -70,18 +72,23 @@ std::optional<pyebpf_gc_gen_stats> read_totals(const python::ProcessMemory& memo
 
 // A generation's list head: a circular doubly-linked list of PyGC_Head
 // ({_gc_next, _gc_prev}; the low two bits of either may be flags), empty when
-// it points at itself. The target changes the young list at every allocation,
-// so one torn read proves nothing: a few tries must see it consistent once.
+// it points at itself, else linked to objects that link back to it. While a
+// collection runs, the objects' _gc_prev hold reference counts instead of
+// pointers (3.8+: update_refs), so only the last object's _gc_next is sure to
+// point back: one direction is enough. The target changes the lists at every
+// allocation and a collection splices them, so a torn read proves nothing:
+// tries spread over ~100 ms must see the head consistent once.
 bool list_head_is_consistent(const python::ProcessMemory& memory, std::uint64_t head) {
   constexpr std::uint64_t kFlags = 3;
-  for (int attempt = 0; attempt < 8; ++attempt) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    if (attempt) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     auto next = memory.read_u64(head);
     auto prev = memory.read_u64(head + 8);
     if (!next || !prev) return false;
     if (*next == head && *prev == head) return true;
     auto back = memory.read_u64((*next & ~kFlags) + 8);
-    auto forth = memory.read_u64((*prev & ~kFlags));
-    if (back && forth && (*back & ~kFlags) == head && (*forth & ~kFlags) == head) return true;
+    auto forth = memory.read_u64(*prev & ~kFlags);
+    if ((back && (*back & ~kFlags) == head) || (forth && (*forth & ~kFlags) == head)) return true;
   }
   return false;
 }
