@@ -2,7 +2,6 @@
 #include "python/debug_offsets.hpp"
 
 #include <cstring>
-#include <vector>
 
 namespace pyebpf::python {
 namespace {
@@ -11,11 +10,16 @@ constexpr char kCookie[8] = {'x', 'd', 'e', 'b', 'u', 'g', 'p', 'y'};
 // A sane upper bound for any struct offset or size; larger means garbage.
 constexpr std::uint64_t kMaxValue = 1 << 24;
 
-std::optional<std::uint64_t> value_at(const std::vector<std::uint8_t>& raw, std::uint32_t at) {
-  if (at + 8 > raw.size()) return std::nullopt;
+std::optional<std::uint64_t> u64_at(std::span<const std::uint8_t> raw, std::uint32_t at) {
+  if (std::uint64_t{at} + 8 > raw.size()) return std::nullopt;
   std::uint64_t v;
   std::memcpy(&v, raw.data() + at, 8);
-  if (v > kMaxValue) return std::nullopt;
+  return v;
+}
+
+std::optional<std::uint64_t> value_at(std::span<const std::uint8_t> raw, std::uint32_t at) {
+  auto v = u64_at(raw, at);
+  if (v && *v > kMaxValue) return std::nullopt;
   return v;
 }
 
@@ -24,24 +28,33 @@ std::optional<std::uint64_t> value_at(const std::vector<std::uint8_t>& raw, std:
 std::optional<std::string> apply_debug_offsets(OffsetsRow& row, const ProcessMemory& memory, std::uint64_t runtime_addr,
                                                const PyVersion& version) {
   if (!row.debug_offsets) return std::nullopt;
+  auto raw = memory.read_bytes(runtime_addr, row.debug_offsets->size);
+  if (!raw) return std::nullopt;
+  return apply_debug_offsets(row, *raw, version);
+}
+
+std::optional<std::string> apply_debug_offsets(OffsetsRow& row, std::span<const std::uint8_t> raw,
+                                               const PyVersion& version) {
+  if (!row.debug_offsets) return std::nullopt;
   const DebugOffsetsLayout& layout = *row.debug_offsets;
-  auto raw = memory.read_bytes(runtime_addr, layout.size);
-  if (!raw || std::memcmp(raw->data() + layout.cookie_at, kCookie, sizeof(kCookie)) != 0) return std::nullopt;
-  std::uint64_t hex;
-  std::memcpy(&hex, raw->data() + layout.version_at, 8);
-  if (((hex >> 24) & 0xff) != static_cast<std::uint64_t>(version.major) ||
-      ((hex >> 16) & 0xff) != static_cast<std::uint64_t>(version.minor))
+  if (std::uint64_t{layout.cookie_at} + sizeof(kCookie) > raw.size() ||
+      std::memcmp(raw.data() + layout.cookie_at, kCookie, sizeof(kCookie)) != 0)
+    return std::nullopt;
+  auto hex = u64_at(raw, layout.version_at);
+  if (!hex) return std::nullopt;
+  if (((*hex >> 24) & 0xff) != static_cast<std::uint64_t>(version.major) ||
+      ((*hex >> 16) & 0xff) != static_cast<std::uint64_t>(version.minor))
     return std::nullopt;
 
   // Validate everything before changing anything: all or nothing.
   std::map<std::string, std::uint64_t, std::less<>> fields, sizes;
   for (const auto& [name, at] : layout.fields) {
-    auto v = value_at(*raw, at);
+    auto v = value_at(raw, at);
     if (!v) return std::nullopt;
     fields[name] = *v;
   }
   for (const auto& [name, at] : layout.sizes) {
-    auto v = value_at(*raw, at);
+    auto v = value_at(raw, at);
     if (!v) return std::nullopt;
     sizes[name] = *v;
   }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "python/memory.hpp"
@@ -19,6 +20,10 @@ namespace pyebpf::python {
 // what was used (for the info log), or nullopt when the row has no debug
 // offsets layout or the target's are missing or invalid (the table is used).
 std::optional<std::string> apply_debug_offsets(OffsetsRow& row, const ProcessMemory& memory, std::uint64_t runtime_addr,
+                                               const PyVersion& version);
+// The same on the first bytes of _PyRuntime already copied out of the target
+// (any length: what the layout needs beyond it counts as missing).
+std::optional<std::string> apply_debug_offsets(OffsetsRow& row, std::span<const std::uint8_t> runtime_head,
                                                const PyVersion& version);
 
 }  // namespace pyebpf::python
