@@ -135,11 +135,14 @@ SqliteStore::SqliteStore(const std::string& path, Mode mode) : path_(path) {
   // A reader waits for a writer's checkpoint instead of failing at once.
   sqlite3_busy_timeout(db_, 5000);
   if (mode == Mode::Read) {
-    Statement check(db_, "SELECT count(*) FROM sqlite_master WHERE name = 'pyebpf_runs'");
     try {
+      Statement check(db_, "SELECT count(*) FROM sqlite_master WHERE name = 'pyebpf_runs'");
       if (!check.step() || sqlite3_column_int(check.get(), 0) == 0)
         throw Error(path + " holds no pyebpf run", "write one with: pyebpf -p PID -e ENV --sqlite " + path);
     } catch (const Error& e) {
+      // A constructor that throws gets no destructor call: close the file here.
+      sqlite3_close(db_);
+      db_ = nullptr;
       if (std::string(e.what()).find("no pyebpf run") != std::string::npos) throw;
       throw Error(path + " is not a SQLite file pyebpf can read: " + e.what());
     }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "pyebpf/error.hpp"
@@ -162,6 +163,30 @@ TEST_F(TempDb, LockedFileQueuesThenDropsAndCountsEverything) {
 TEST_F(TempDb, UnwritablePathFailsAtStart) {
   EXPECT_THROW(SqliteSink((dir_ / "no" / "such" / "dir.db").string(), run_info(), 10), Error);
   EXPECT_THROW(SqliteStore((dir_ / "missing.db").string(), SqliteStore::Mode::Read), Error);
+}
+
+std::size_t open_fds() {
+  return static_cast<std::size_t>(std::distance(fs::directory_iterator("/proc/self/fd"), fs::directory_iterator()));
+}
+
+// Found by tests/fuzz/report_sqlite_fuzz: a file refused by the reader stayed
+// open (the connection leaked: a throwing constructor runs no destructor).
+TEST_F(TempDb, RefusedFilesAreClosed) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE other (x)", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  const std::string garbage = (dir_ / "garbage.db").string();
+  {
+    std::ofstream out(garbage);
+    out << std::string(4096, 'x');
+  }
+  const std::size_t before = open_fds();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_THROW(SqliteStore(path_, SqliteStore::Mode::Read), Error) << "no pyebpf_runs table";
+    EXPECT_THROW(SqliteStore(garbage, SqliteStore::Mode::Read), Error) << "not a database";
+  }
+  EXPECT_EQ(open_fds(), before);
 }
 
 }  // namespace
