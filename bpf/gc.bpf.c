@@ -104,7 +104,7 @@ static __always_inline void gc_begin(struct pt_regs *ctx, __u64 tstate, __s32 ar
 		prev = bpf_map_lookup_elem(&starts, &tid);
 		if (prev && prev->task_start == rec.task_start && prev->sp > rec.sp) {
 			/* Called from inside this thread's ongoing collection (3.13
-			 * returns at once; see README for 3.12): the outer call owns
+			 * returns at once; docs/trackers/gc.md for 3.12): the outer call owns
 			 * the record. */
 			pyebpf_count(PYEBPF_GC_CNT_NESTED);
 			return;
@@ -184,7 +184,7 @@ static __always_inline void gc_end(struct pt_regs *ctx, __u16 hook)
 	if (stats && !collections && hook == PYEBPF_GC_HOOK_UPROBE) {
 		/* Nothing was collected: a call that returned at once (3.13, when a
 		 * collection is already running), or the stats of another
-		 * interpreter than the collecting one (see README). */
+		 * interpreter than the collecting one (docs/trackers/gc.md). */
 		pyebpf_count(PYEBPF_GC_CNT_NOOP);
 		goto done;
 	}

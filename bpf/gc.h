@@ -55,7 +55,7 @@ enum pyebpf_gc_hook {
 
 enum pyebpf_gc_flags {
 	PYEBPF_GC_F_NO_STATS = 1, /* counts unknown (stats unreadable, or not the collecting interpreter's) */
-	PYEBPF_GC_F_NESTED = 2,	  /* more than one collection completed inside this one (see README) */
+	PYEBPF_GC_F_NESTED = 2,	  /* more than one collection completed inside this one (docs/trackers/gc.md) */
 };
 
 struct pyebpf_gc_event {
