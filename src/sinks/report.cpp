@@ -35,6 +35,22 @@ std::optional<double> num(const Event& e, const char* key) {
   return it->get<double>();
 }
 
+// A whole-number field (a count, a generation, a tid), or nullopt if absent,
+// not a number, or beyond ±2^53 where doubles stop counting exactly: files
+// handed to `pyebpf report` may hold anything, and converting an out-of-range
+// double to an integer is undefined behaviour.
+std::optional<std::int64_t> whole(const Event& e, const char* key) {
+  constexpr double kExact = 9007199254740992.0;  // 2^53
+  auto v = num(e, key);
+  if (!v || !(std::fabs(*v) <= kExact)) return std::nullopt;
+  return static_cast<std::int64_t>(*v);
+}
+
+// A count that adds up: negative ones count as nothing.
+std::uint64_t count_of(const Event& e, const char* key, std::int64_t fallback) {
+  return static_cast<std::uint64_t>(std::max<std::int64_t>(0, whole(e, key).value_or(fallback)));
+}
+
 // --- text ------------------------------------------------------------------
 
 std::size_t columns(const std::string& s) {
@@ -233,8 +249,8 @@ void Report::add(const Event& e) {
     gil_waits_.add(wait);
     std::string holder = str(e, "holder_thread_name");
     if (holder.empty()) {
-      auto tid = num(e, "holder_tid").value_or(0);
-      holder = tid > 0 ? fmt::format("tid {}", static_cast<long>(tid)) : "(unknown holder)";
+      auto tid = whole(e, "holder_tid").value_or(0);
+      holder = tid > 0 ? fmt::format("tid {}", tid) : "(unknown holder)";
     }
     std::string holder_stack = str(e, "holder_py_stack");
     std::pair<std::string, std::string> key{holder,
@@ -247,11 +263,11 @@ void Report::add(const Event& e) {
     t.threads[thread] += wait;
   } else if (metric == "gc_pause") {
     double d = num(e, "duration_ms").value_or(0);
-    gc_[static_cast<long>(num(e, "generation").value_or(-1))].add(d);
+    gc_[whole(e, "generation").value_or(-1)].add(d);
     gc_all_.add(d);
   } else if (metric == "off_cpu") {
     double off = num(e, "off_cpu_ms").value_or(0);
-    auto count = static_cast<std::uint64_t>(std::max(1.0, num(e, "count").value_or(1)));
+    auto count = std::max<std::uint64_t>(1, count_of(e, "count", 1));
     off_cpu_ms_ += off;
     runq_ms_ += num(e, "runq_ms").value_or(0);
     off_cpu_count_ += count;
@@ -282,8 +298,8 @@ void Report::add(const Event& e) {
       handoff_by_worker_.try_emplace(worker, 10'000).first->second.add(d);
   } else if (metric == "request_queue") {
     ++rq_summaries_;
-    rq_picked_up_ += static_cast<std::uint64_t>(num(e, "picked_up").value_or(0));
-    rq_cancelled_ += static_cast<std::uint64_t>(num(e, "cancelled").value_or(0));
+    rq_picked_up_ += count_of(e, "picked_up", 0);
+    rq_cancelled_ += count_of(e, "cancelled", 0);
     rq_queued_max_ = std::max(rq_queued_max_, num(e, "queued_max").value_or(0));
     rq_oldest_ms_ = std::max(rq_oldest_ms_, num(e, "oldest_queued_ms").value_or(0));
     rq_threads_max_ = std::max(rq_threads_max_, num(e, "threads_used").value_or(0));
