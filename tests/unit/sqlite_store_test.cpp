@@ -189,5 +189,28 @@ TEST_F(TempDb, RefusedFilesAreClosed) {
   EXPECT_EQ(open_fds(), before);
 }
 
+// A generated column is evaluated on every read (a crafted file had one print
+// 900 MB per row): refused before any row is read.
+TEST_F(TempDb, ComputedColumnsAreRefused) {
+  {
+    SqliteStore store(path_, SqliteStore::Mode::Write);
+    store.begin_run(run_info());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TABLE ebpf_big (run_id, metric, big AS (printf('%.*c', 1000, 'x')));"
+                         "INSERT INTO ebpf_big (run_id, metric) VALUES (1, 'x'), (1, 'y')",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  try {
+    SqliteStore store(path_, SqliteStore::Mode::Read);
+    ADD_FAILURE() << "a file with computed columns was opened";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("table ebpf_big has computed columns"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace pyebpf::sinks
