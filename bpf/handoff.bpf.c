@@ -5,16 +5,17 @@
  * connection out of its poller and submits it to the thread pool; a pool thread
  * then reads the request).
  *
- * Hooks: the raw syscall tracepoints sys_enter/sys_exit (tp_btf where the
- * kernel has BTF for them, else raw_tp; classic tracepoints would need tracefs).
- * They fire for every syscall on the machine, so the first test is the syscall
- * number (a register compare), the second the target tgid (one hash lookup).
+ * Hooks: uprobes on the C library's system call wrappers, attached per target
+ * process. A pid-scoped uprobe patches only that process's address space, so
+ * other processes pay nothing (the raw syscall tracepoints this replaced put
+ * every task on the host on the slow system call path); the target pays one
+ * trap per call of these functions. Threads share their process's probes.
  *
- *   queue:   sys_exit accept4/accept (ret = fd), sys_enter epoll_ctl(EPOLL_CTL_DEL, fd)
- *   pickup:  sys_enter recvfrom/recvmsg/read/readv(fd) by a thread other than the
- *            one that queued it (the queueing thread reading it first means the
+ *   queue:   return of accept4/accept (= fd), entry of epoll_ctl(EPOLL_CTL_DEL, fd)
+ *   pickup:  entry of recv/recvfrom/recvmsg/read/readv(fd) by a thread other than
+ *            the one that queued it (the queueing thread reading it first means the
  *            request was handled inline: no handoff, the entry is dropped)
- *   cancel:  sys_enter close(fd)
+ *   cancel:  entry of close(fd)
  *
  * State is keyed by (tgid, fd) in hash maps, so there is no limit on processes,
  * fds or thread ids (the original tool used fixed arrays with a 1500-fd stride).
@@ -22,7 +23,6 @@
 #include "python.bpf.h"
 #include <bpf/bpf_tracing.h>
 #include "handoff.h"
-#include "syscalls.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -226,89 +226,54 @@ static __always_inline void cancel(__u32 tgid, __s64 fd)
 		s->cancelled += 1;
 }
 
-static __always_inline int on_enter(struct pt_regs *regs, long id)
+/* The probes are per process, yet the target check stays: one hash lookup that
+ * keeps the tracker exact should the kernel's per-process uprobe filter let
+ * another process's call through (a forked child shares the patched text
+ * until its first hit). */
+static __always_inline bool traced(__u32 *tgid)
+{
+	*tgid = bpf_get_current_pid_tgid() >> 32;
+	return pyebpf_lookup_proc(*tgid) != NULL;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(handoff_accept_ret, int ret)
 {
 	__u32 tgid;
-	__s64 fd;
-	__u8 via;
 
-	switch (id) {
-	case NR_recvfrom:
-		via = PYEBPF_HANDOFF_VIA_RECVFROM;
-		break;
-	case NR_recvmsg:
-		via = PYEBPF_HANDOFF_VIA_RECVMSG;
-		break;
-	case NR_read:
-		via = PYEBPF_HANDOFF_VIA_READ;
-		break;
-	case NR_readv:
-		via = PYEBPF_HANDOFF_VIA_READV;
-		break;
-	case NR_close:
-	case NR_epoll_ctl:
-		via = PYEBPF_HANDOFF_VIA_UNKNOWN;
-		break;
-	default:
-		return 0;
-	}
-	tgid = bpf_get_current_pid_tgid() >> 32;
-	if (!pyebpf_lookup_proc(tgid))
-		return 0;
-	if (id == NR_epoll_ctl) {
-		if (PT_REGS_PARM2_CORE_SYSCALL(regs) != EPOLL_CTL_DEL)
-			return 0;
-		fd = (int)PT_REGS_PARM3_CORE_SYSCALL(regs);
-		if (fd >= 0)
-			queue_fd(tgid, fd, PYEBPF_HANDOFF_PATH_EPOLL_DEL);
-		return 0;
-	}
-	fd = (int)PT_REGS_PARM1_CORE_SYSCALL(regs);
-	if (fd < 0)
-		return 0;
-	if (id == NR_close)
+	if (ret >= 0 && traced(&tgid))
+		queue_fd(tgid, ret, PYEBPF_HANDOFF_PATH_ACCEPT);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(handoff_epoll_ctl, int epfd, int op, int fd)
+{
+	__u32 tgid;
+
+	if (op == EPOLL_CTL_DEL && fd >= 0 && traced(&tgid))
+		queue_fd(tgid, fd, PYEBPF_HANDOFF_PATH_EPOLL_DEL);
+	return 0;
+}
+
+/* recv/recvfrom/recvmsg/read/readv: the cookie is the enum pyebpf_handoff_via
+ * value of the function (recv() is the recvfrom system call, and named so). */
+SEC("uprobe")
+int BPF_KPROBE(handoff_pickup, int fd)
+{
+	__u32 tgid;
+
+	if (fd >= 0 && traced(&tgid))
+		pickup(tgid, fd, (__u8)bpf_get_attach_cookie(ctx));
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(handoff_close, int fd)
+{
+	__u32 tgid;
+
+	if (fd >= 0 && traced(&tgid))
 		cancel(tgid, fd);
-	else
-		pickup(tgid, fd, via);
 	return 0;
-}
-
-static __always_inline int on_exit(long nr, long ret)
-{
-	__u32 tgid;
-
-	if ((nr != NR_accept4 && nr != NR_accept) || ret < 0)
-		return 0;
-	tgid = bpf_get_current_pid_tgid() >> 32;
-	if (!pyebpf_lookup_proc(tgid))
-		return 0;
-	queue_fd(tgid, ret, PYEBPF_HANDOFF_PATH_ACCEPT);
-	return 0;
-}
-
-/* BTF-typed tracepoints: regs is a trusted pointer, so reading the syscall number
- * at exit is a plain load rather than a probe read on every syscall exit. */
-SEC("tp_btf/sys_enter")
-int BPF_PROG(handoff_enter_btf, struct pt_regs *regs, long id)
-{
-	return on_enter(regs, id);
-}
-
-SEC("tp_btf/sys_exit")
-int BPF_PROG(handoff_exit_btf, struct pt_regs *regs, long ret)
-{
-	return on_exit(SYSCALL_NR(regs), ret);
-}
-
-/* Fallback for kernels without BTF for the syscall tracepoints. */
-SEC("raw_tp/sys_enter")
-int BPF_PROG(handoff_enter_raw, struct pt_regs *regs, long id)
-{
-	return on_enter(regs, id);
-}
-
-SEC("raw_tp/sys_exit")
-int BPF_PROG(handoff_exit_raw, struct pt_regs *regs, long ret)
-{
-	return on_exit(SYSCALL_NR_CORE(regs), ret);
 }

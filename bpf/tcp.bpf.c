@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * tcp_connect, tcp_accept and tcp_loss: one object, so a socket's owner is
- * recorded once whichever of the three run. Tracepoints only (tp_btf), no
- * kprobes: this must run where CONFIG_KPROBES is off and fentry is refused.
+ * recorded once whichever of the three run. Tracepoints (tp_btf) and uprobes,
+ * no kprobes: this must run where CONFIG_KPROBES is off and fentry is refused.
  *
  * Attribution. State changes, retransmits and resets mostly run in softirq or
  * timer context, where `current` is whoever was interrupted. So a socket is
  * attributed to a thread when that thread is known to own it, in its own
  * context: connect() (CLOSE -> SYN_SENT), listen() (CLOSE -> LISTEN) and the
- * return of accept()/accept4() (sys_exit, tcp_accept only); a connection the
+ * return of accept()/accept4() (tcp_accept only); a connection the
  * kernel accepted gets its listener's owner when its handshake completes. The
  * owners map (socket -> thread) keeps that until tcp_destroy_sock; every later
  * event of the socket reports that thread. By default only sockets of target processes get an owner and
@@ -16,7 +16,9 @@
  *
  * Hooks (user space disables the optional ones the kernel lacks):
  *   inet_sock_set_state      connect start/outcome, listen, handshake complete
- *   sys_exit                 accept()/accept4() return (acceptor, dwell, queues; tcp_accept only)
+ *   uprobe accept4/accept    accept() return in target processes (acceptor, dwell,
+ *     + uretprobe            queues; tcp_accept only), attached per target
+ *   sys_exit                 the same for every process (tcp_accept with --net-scope host only)
  *   tcp_retransmit_synack    SYN-ACK retransmits (handshake duration, loss event)
  *   tcp_destroy_sock         forget the socket
  *   tcp_retransmit_skb, tcp_send_reset, tcp_receive_reset, tcp_cong_state_set,
@@ -564,31 +566,21 @@ static __always_inline void tcp_fill_queues(struct sock *listener, struct pyebpf
 	ev->flags |= PYEBPF_ACCEPT_HAVE_LISTENER;
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(tcp_accept_exit, struct pt_regs *regs, long ret)
+/* accept()/accept4() of `task` returned `fd`, taken from `listener_fd`. */
+static __always_inline void tcp_accepted(struct task_struct *task, long fd, long listener_fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct pyebpf_tcp_accept_event *ev;
 	struct pyebpf_tcp_owner mine;
 	struct established *est;
 	struct sock *sk, *listener;
 	__u64 now, key;
-	long nr;
 
-	/* Runs for every system call on the host: the cheap tests come first. */
-	nr = SYSCALL_NR(regs);
-	if ((nr != NR_accept && nr != NR_accept4) || ret < 0)
-		return 0;
-	if (!tcp_trace_current(bpf_get_current_pid_tgid() >> 32))
-		return 0;
-	if (bpf_core_field_exists(task->thread_info.status) && (BPF_CORE_READ(task, thread_info.status) & TS_COMPAT))
-		return 0; /* 32-bit system call numbers differ */
-	sk = tcp_sock_of_fd(task, ret);
+	sk = tcp_sock_of_fd(task, fd);
 	if (!sk) {
 		pyebpf_count(PYEBPF_TCP_CNT_ACCEPT_UNRESOLVED); /* also non-TCP accepts (unix sockets) */
-		return 0;
+		return;
 	}
-	listener = tcp_sock_of_fd(task, SYSCALL_ARG0_CORE(regs));
+	listener = tcp_sock_of_fd(task, listener_fd);
 	key = (__u64)sk;
 	/* The accepted socket is the owner's from now on (unless already closed:
 	 * it would never see tcp_destroy_sock clear the entry). */
@@ -603,14 +595,14 @@ int BPF_PROG(tcp_accept_exit, struct pt_regs *regs, long ret)
 	if (!targ_accept) {
 		if (est)
 			bpf_map_delete_elem(&established, &key);
-		return 0;
+		return;
 	}
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
 		pyebpf_count(PYEBPF_TCP_CNT_LOST_ACCEPT);
 		if (est)
 			bpf_map_delete_elem(&established, &key);
-		return 0;
+		return;
 	}
 	now = bpf_ktime_get_ns();
 	__builtin_memset(ev, 0, sizeof(*ev));
@@ -633,6 +625,67 @@ int BPF_PROG(tcp_accept_exit, struct pt_regs *regs, long ret)
 	if (listener)
 		tcp_fill_queues(listener, ev);
 	tcp_submit(ev);
+}
+
+/*
+ * Targets' accepts: uprobes on the C library's accept4/accept in each target
+ * process (pid-scoped: other processes are not patched and pay nothing). The
+ * entry keeps the listening fd for the return, per thread.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __s32);
+} accepting SEC(".maps");
+
+SEC("uprobe")
+int BPF_KPROBE(tcp_accept_enter, int listener_fd)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+
+	/* Kept though the probe is per process: exact should another process's call get through. */
+	if (pyebpf_lookup_proc(pid_tgid >> 32))
+		bpf_map_update_elem(&accepting, &tid, &listener_fd, BPF_ANY);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(tcp_accept_return, int ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__s32 *listener_fd = bpf_map_lookup_elem(&accepting, &tid);
+	__s32 fd;
+
+	if (!listener_fd)
+		return 0;
+	fd = *listener_fd;
+	bpf_map_delete_elem(&accepting, &tid);
+	if (ret >= 0)
+		tcp_accepted(bpf_get_current_task_btf(), ret, fd);
+	return 0;
+}
+
+/*
+ * --net-scope host: every process's accepts, which only a system call hook
+ * sees. A program on sys_exit makes every system call on the host take the
+ * kernel's syscall-tracing path, so it is loaded for that scope alone.
+ */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(tcp_accept_exit, struct pt_regs *regs, long ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	long nr = SYSCALL_NR(regs);
+
+	/* Runs for every system call on the host: the cheap tests come first. */
+	if ((nr != NR_accept && nr != NR_accept4) || ret < 0)
+		return 0;
+	if (!tcp_trace_current(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	if (bpf_core_field_exists(task->thread_info.status) && (BPF_CORE_READ(task, thread_info.status) & TS_COMPAT))
+		return 0; /* 32-bit system call numbers differ */
+	tcp_accepted(task, ret, SYSCALL_ARG0_CORE(regs));
 	return 0;
 }
 

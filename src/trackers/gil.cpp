@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "gil.skel.h"
+#include "native/libc.hpp"
 #include "procfs/maps.hpp"
 #include "pyebpf/error.hpp"
 #include "pyebpf/fd.hpp"
@@ -48,16 +49,6 @@ std::uint16_t small_offset(const python::OffsetsRow& row, std::string_view name)
   return static_cast<std::uint16_t>(off);
 }
 
-// C libraries a target may bind pthread_cond_timedwait to, most specific
-// first: glibc < 2.34 has it in libpthread (which CPython links before libc).
-int libc_rank(const std::string& name) {
-  if (name.starts_with("libpthread.") || name.starts_with("libpthread-")) return 0;
-  if (name.starts_with("libc.") || name.starts_with("libc-") || name.starts_with("ld-musl") ||
-      name.starts_with("libc.musl"))
-    return 1;
-  return -1;
-}
-
 // The mapped library that defines pthread_cond_timedwait for `pid`, and where.
 std::optional<GilHookPlan> plan_cond_wait(pid_t pid, const python::PythonProcess& python) {
   const auto& interp = python.interpreter();
@@ -79,15 +70,8 @@ std::optional<GilHookPlan> plan_cond_wait(pid_t pid, const python::PythonProcess
   // copy) or waits some other way (no plan: the probe would stay silent).
   if (!interp.elf.imports(kCondWait)) return plan_in(interp.elf, interp.mapped_path);
 
-  std::vector<std::pair<int, procfs::Mapping>> libs;
-  for (const auto& m : procfs::read_maps(pid)) {
-    int rank = libc_rank(basename(m.path));
-    if (!m.file_backed() || rank < 0) continue;
-    if (std::none_of(libs.begin(), libs.end(), [&](const auto& l) { return l.second.path == m.path; }))
-      libs.emplace_back(rank, m);
-  }
-  std::stable_sort(libs.begin(), libs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [rank, m] : libs) {
+  // glibc < 2.34 has it in libpthread, which CPython links before libc: the first that defines it.
+  for (const auto& m : native::c_libraries(pid)) {
     try {
       if (auto plan = plan_in(binary::ElfFile::open(procfs::host_path(pid, m)), m.path)) return plan;
     } catch (const Error& e) {

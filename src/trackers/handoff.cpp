@@ -9,7 +9,7 @@
 #include <cstring>
 #include <set>
 
-#include "bpf/features.hpp"
+#include "bpf/libc_probes.hpp"
 #include "handoff.h"
 #include "handoff.skel.h"
 #include "pyebpf/error.hpp"
@@ -67,26 +67,11 @@ void HandoffTracker::start(TrackerContext& ctx) {
   skel_->rodata->targ_min_handoff_ns = static_cast<std::uint64_t>(ctx.options.handoff_min_ms * 1e6);
   skel_->rodata->targ_wakeup_bytes = kWakeupBytes;
 
-  // tp_btf reads the syscall number at exit with a plain load; raw_tp (any
-  // kernel since 4.17) needs a probe read on every syscall exit.
-  bool btf = bpf::kernel_has_btf_tracepoint("sys_enter") && bpf::kernel_has_btf_tracepoint("sys_exit");
-  bpf_program__set_autoload(skel_->progs.handoff_enter_btf, btf);
-  bpf_program__set_autoload(skel_->progs.handoff_exit_btf, btf);
-  bpf_program__set_autoload(skel_->progs.handoff_enter_raw, !btf);
-  bpf_program__set_autoload(skel_->progs.handoff_exit_raw, !btf);
-
   ctx.shared_maps.reuse_in(skel_->obj);
   if (int err = handoff_bpf__load(skel_.get()))
     throw Error(errno_text("handoff: load BPF object", -err), "run with -vv to see the verifier log");
-  const char* kind = btf ? "tp_btf" : "raw_tp";
-  for (bpf_program* prog : btf ? std::vector{skel_->progs.handoff_enter_btf, skel_->progs.handoff_exit_btf}
-                               : std::vector{skel_->progs.handoff_enter_raw, skel_->progs.handoff_exit_raw}) {
-    bpf::Link link(bpf_program__attach(prog));
-    if (!link) {
-      int err = errno;
-      throw Error(errno_text(std::string("handoff: attach ") + kind + " " + bpf_program__section_name(prog), err));
-    }
-    links_.push_back(std::move(link));
+  for (const auto& t : ctx.targets.all()) {
+    if (!t.exited) attach_process(t.pid);
   }
   events_.emplace(
       skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "handoff");
@@ -100,10 +85,28 @@ void HandoffTracker::start(TrackerContext& ctx) {
     procs_[pid] = p;
   }
   spdlog::info(
-      "handoff: {}/sys_enter + {}/sys_exit (accept4/accept, epoll_ctl DEL -> recvfrom/recvmsg/read/readv by "
-      "another thread; close cancels), min {} ms, request_queue every {} s{}",
-      kind, kind, ctx.options.handoff_min_ms, ctx.options.rq_interval_s,
-      ctx.options.disable_request_queue ? " (disabled)" : "");
+      "handoff: accept4/accept, epoll_ctl DEL -> recv/recvfrom/recvmsg/read/readv by another thread; close "
+      "cancels; min {} ms, request_queue every {} s{}",
+      ctx.options.handoff_min_ms, ctx.options.rq_interval_s, ctx.options.disable_request_queue ? " (disabled)" : "");
+}
+
+void HandoffTracker::attach_process(pid_t pid) {
+  auto* p = &skel_->progs;
+  const std::vector<bpf::LibcProbe> probes = {
+      {"accept4", p->handoff_accept_ret, true},
+      {"accept", p->handoff_accept_ret, true},
+      {"epoll_ctl", p->handoff_epoll_ctl},
+      {"recv", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVFROM},
+      {"recvfrom", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVFROM},
+      {"recvmsg", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVMSG},
+      {"read", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_READ},
+      {"readv", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_READV},
+      {"close", p->handoff_close},
+  };
+  if (auto links = bpf::attach_libc_probes(pid, probes, "handoff", "its requests are not seen"))
+    process_links_[pid] = std::move(*links);
+  else
+    ++unhooked_;
 }
 
 std::vector<int> HandoffTracker::wait_fds() const {
@@ -252,9 +255,10 @@ std::string HandoffTracker::summary() const {
   Counters c = read_counters(skel_->maps.counters);
   return fmt::format(
       "handoff: {} fds queued, {} handoffs emitted, {} below --handoff-min-ms, {} lost (ring buffer "
-      "full), {} queue-map updates failed, {} request_queue summaries",
+      "full), {} queue-map updates failed, {} request_queue summaries{}",
       c[PYEBPF_CNT_HITS], emitted_, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + malformed_,
-      c[PYEBPF_HANDOFF_CNT_QUEUE_FULL] + c[PYEBPF_HANDOFF_CNT_STATS_FULL], summaries_);
+      c[PYEBPF_HANDOFF_CNT_QUEUE_FULL] + c[PYEBPF_HANDOFF_CNT_STATS_FULL], summaries_,
+      unhooked_ ? fmt::format(", {} target(s) not hooked (see the warnings)", unhooked_) : "");
 }
 
 }  // namespace pyebpf::trackers

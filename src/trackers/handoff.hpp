@@ -43,6 +43,9 @@ class HandoffTracker : public Tracker {
     std::uint32_t container_pid = 0;
   };
 
+  // Hooks one process (its C library's accept/epoll_ctl/recv*/read*/close);
+  // a process that cannot be hooked is a warning and a summary line.
+  void attach_process(pid_t pid);
   void handle(const void* data, std::size_t size);
   std::map<std::uint32_t, Backlog> backlog();
   std::optional<HandoffTotals> totals(std::uint32_t pid) const;
@@ -54,13 +57,14 @@ class HandoffTracker : public Tracker {
   };
   TrackerContext* ctx_ = nullptr;
   std::unique_ptr<handoff_bpf, SkelDeleter> skel_;
-  std::vector<bpf::Link> links_;
+  std::map<pid_t, std::vector<bpf::Link>> process_links_;
   std::optional<bpf::RingBuffer> events_;
   std::map<std::uint32_t, PerProcess> procs_;
   std::uint64_t interval_start_ns_ = 0;
   std::uint64_t emitted_ = 0;
   std::uint64_t summaries_ = 0;
   std::uint64_t malformed_ = 0;
+  std::uint64_t unhooked_ = 0;
 };
 
 }  // namespace pyebpf::trackers

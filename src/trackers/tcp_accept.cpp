@@ -41,9 +41,10 @@ void TcpAcceptTracker::handle(const pyebpf_tcp_accept_event& ev) {
 std::string TcpAcceptTracker::summary() const {
   return fmt::format(
       "tcp_accept: {} connections accepted, longest accept-queue wait {:.3f} ms, {} without handshake data "
-      "(established before tracing), {} lost (ring buffer full)",
+      "(established before tracing), {} lost (ring buffer full){}",
       emitted_, static_cast<double>(max_dwell_us_) / 1000.0, counter(PYEBPF_TCP_CNT_ACCEPT_NO_HANDSHAKE),
-      counter(PYEBPF_TCP_CNT_LOST_ACCEPT));
+      counter(PYEBPF_TCP_CNT_LOST_ACCEPT),
+      session_->unhooked() ? fmt::format(", {} target(s) not hooked (see the warnings)", session_->unhooked()) : "");
 }
 
 }  // namespace pyebpf::trackers

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "bpf/features.hpp"
+#include "bpf/libc_probes.hpp"
 #include "native/kallsyms.hpp"
 #include "pyebpf/error.hpp"
 #include "tcp.skel.h"
@@ -59,17 +60,24 @@ void TcpSession::on_loss(std::function<void(const pyebpf_tcp_loss_event&)> h) {
   loss_handler_ = std::move(h);
 }
 
-void TcpSession::configure_hooks(bool connect, bool accept, bool loss) {
+void TcpSession::configure_hooks(bool connect, bool accept, bool loss, bool host_scope) {
   auto* p = &skel_->progs;
   auto exists = [](const char* tp) { return bpf::kernel_has_btf_tracepoint(tp); };
-  for (const char* required : {"inet_sock_set_state", "tcp_destroy_sock", "sys_exit"}) {
-    if (!exists(required))
-      throw Error(std::string("tcp: the kernel has no tracepoint ") + required, "the TCP trackers need Linux >= 5.8");
+  // accept() is hooked for tcp_accept only (tcp_loss alone attributes accepted
+  // connections to their listener's owner instead): by uprobes in each target,
+  // or, for every process on the host, by a sys_exit program, which puts every
+  // system call on the machine on the kernel's syscall-tracing path.
+  const bool accept_uprobes = accept && !host_scope;
+  const bool accept_syscall = accept && host_scope;
+  std::vector<const char*> required = {"inet_sock_set_state", "tcp_destroy_sock"};
+  if (accept_syscall) required.push_back("sys_exit");
+  for (const char* tp : required) {
+    if (!exists(tp))
+      throw Error(std::string("tcp: the kernel has no tracepoint ") + tp, "the TCP trackers need Linux >= 5.8");
   }
-  // The accept() hook is a sys_exit program: every system call on the machine
-  // pays for it, so only tcp_accept loads it. tcp_loss alone attributes
-  // accepted connections to their listener's owner instead.
-  bpf_program__set_autoload(p->tcp_accept_exit, accept);
+  bpf_program__set_autoload(p->tcp_accept_exit, accept_syscall);
+  bpf_program__set_autoload(p->tcp_accept_enter, accept_uprobes);
+  bpf_program__set_autoload(p->tcp_accept_return, accept_uprobes);
   bool synack = (accept || loss) && exists("tcp_retransmit_synack");
   bpf_program__set_autoload(p->tcp_retransmit_synack, synack);
   if ((accept || loss) && !synack)
@@ -114,9 +122,10 @@ void TcpSession::start(TrackerContext& ctx) {
 
   skel_.reset(tcp_bpf__open());
   if (!skel_) throw Error(errno_text("tcp: open BPF object", errno));
-  configure_hooks(connect, accept, loss);
+  const bool host_scope = o.net_scope == "host";
+  configure_hooks(connect, accept, loss, host_scope);
   auto* ro = skel_->rodata;
-  ro->targ_host_scope = o.net_scope == "host";
+  ro->targ_host_scope = host_scope;
   ro->targ_loss_rate = o.loss_rate_limit;
   if (!o.loss_filter_ip.empty()) {
     auto ip = tcp::parse_filter_ip(o.loss_filter_ip);
@@ -130,6 +139,11 @@ void TcpSession::start(TrackerContext& ctx) {
   if (int err = tcp_bpf__load(skel_.get()))
     throw Error(errno_text("tcp: load BPF object", -err), "run with -vv to see the verifier log");
   attach_all();
+  if (accept && !host_scope) {
+    for (const auto& t : ctx.targets.all()) {
+      if (!t.exited) attach_process(t.pid);
+    }
+  }
   seed_existing_sockets(ctx.targets);
   events_.emplace(
       skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "tcp");
@@ -141,7 +155,10 @@ void TcpSession::attach_all() {
   std::string attached;
   bpf_program* prog;
   bpf_object__for_each_program(prog, skel_->obj) {
-    if (!bpf_program__autoload(prog) || prog == skel_->progs.seed_owners) continue;
+    auto* p = &skel_->progs;
+    if (!bpf_program__autoload(prog) || prog == p->seed_owners || prog == p->tcp_accept_enter ||
+        prog == p->tcp_accept_return)
+      continue;  // the iterator runs once; the uprobes go in each target (attach_process)
     std::string section = bpf_program__section_name(prog);
     bpf_link* link = bpf_program__attach(prog);
     if (!link) throw Error(errno_text("tcp: attach " + section, errno));
@@ -149,6 +166,20 @@ void TcpSession::attach_all() {
     attached += (attached.empty() ? "" : ", ") + section;
   }
   spdlog::info("tcp: attached {}", attached);
+}
+
+void TcpSession::attach_process(pid_t pid) {
+  auto* p = &skel_->progs;
+  const std::vector<bpf::LibcProbe> probes = {
+      {"accept4", p->tcp_accept_enter},
+      {"accept4", p->tcp_accept_return, true},
+      {"accept", p->tcp_accept_enter},
+      {"accept", p->tcp_accept_return, true},
+  };
+  if (auto links = bpf::attach_libc_probes(pid, probes, "tcp_accept", "its accepts are not reported"))
+    process_links_[pid] = std::move(*links);
+  else
+    ++unhooked_;
 }
 
 // Hooks are attached first, so a socket created from now on gets its owner

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,13 +61,17 @@ class TcpSession {
   std::string thread_name(const pyebpf_event_header& hdr, const std::string& current);
   bool zero_window_hooked() const { return zero_window_hooked_; }
   bool loss_state_hooked() const { return loss_state_hooked_; }
+  // Target processes whose accept() could not be hooked (tcp_accept, see the warnings).
+  std::uint64_t unhooked() const { return unhooked_; }
 
  private:
   TcpSession();
   void handle(const void* data, std::size_t size);
   void remember_thread(const pyebpf_event_header& hdr);
-  void configure_hooks(bool connect, bool accept, bool loss);
+  void configure_hooks(bool connect, bool accept, bool loss, bool host_scope);
   void attach_all();
+  // tcp_accept: uprobes on accept4/accept in one target process.
+  void attach_process(pid_t pid);
   void seed_existing_sockets(app::Targets& targets);
 
   struct SkelDeleter {
@@ -76,6 +83,7 @@ class TcpSession {
   std::function<void(const pyebpf_tcp_loss_event&)> loss_handler_;
   std::unique_ptr<tcp_bpf, SkelDeleter> skel_;
   std::vector<bpf::Link> links_;
+  std::map<pid_t, std::vector<bpf::Link>> process_links_;
   std::optional<bpf::RingBuffer> events_;
   std::vector<std::string> rst_reasons_;
   bool started_ = false;
@@ -83,6 +91,7 @@ class TcpSession {
   bool zero_window_hooked_ = false;
   bool loss_state_hooked_ = false;
   std::uint64_t malformed_ = 0;
+  std::uint64_t unhooked_ = 0;
   TrackerContext* ctx_ = nullptr;
   // (pid << 64 | thread pointer) would not fit a key: pid and ident hashed together.
   std::unordered_map<std::uint64_t, std::string> early_names_;

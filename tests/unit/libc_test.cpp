@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "native/libc.hpp"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+
+namespace pyebpf::native {
+namespace {
+
+TEST(LibcTest, RanksOldGlibcsLibpthreadFirstAndNothingElseAsACLibrary) {
+  EXPECT_EQ(c_library_rank("libpthread.so.0"), 0);
+  EXPECT_EQ(c_library_rank("libpthread-2.31.so"), 0);
+  EXPECT_EQ(c_library_rank("libc.so.6"), 1);
+  EXPECT_EQ(c_library_rank("libc-2.31.so"), 1);
+  EXPECT_EQ(c_library_rank("ld-musl-x86_64.so.1"), 1);
+  EXPECT_EQ(c_library_rank("libc.musl-x86_64.so.1"), 1);
+  for (const char* other : {"libc++.so.1", "libcap.so.2", "libcrypto.so.3", "libcurl.so.4", "python3.11"})
+    EXPECT_EQ(c_library_rank(other), -1) << other;
+}
+
+// This test's own process: where the dynamic linker bound read() and
+// accept4() must be where libc_functions() says a uprobe goes.
+TEST(LibcTest, FindsTheFunctionsThisProcessCallsAtTheirFileOffsets) {
+  auto functions = libc_functions(getpid(), {"read", "accept4", "pyebpf_no_such_function"});
+  for (const char* name : {"read", "accept4"}) {
+    SCOPED_TRACE(name);
+    auto address = reinterpret_cast<std::uint64_t>(dlsym(RTLD_DEFAULT, name));
+    ASSERT_NE(address, 0u);
+    const auto maps = procfs::read_maps(getpid());
+    const procfs::Mapping* holder = nullptr;
+    for (const auto& m : maps) {
+      if (address >= m.start && address < m.end) holder = &m;
+    }
+    ASSERT_NE(holder, nullptr);
+    const std::uint64_t file_offset = address - holder->start + holder->offset;
+    int found = 0;
+    for (const auto& f : functions) {
+      if (f.name != name || f.mapped_path != holder->path) continue;
+      ++found;
+      EXPECT_EQ(f.offset, file_offset) << "file offset of the bound function";
+      EXPECT_EQ(f.open_path, procfs::host_path(getpid(), *holder));
+    }
+    EXPECT_EQ(found, 1);
+  }
+  for (const auto& f : functions) EXPECT_NE(f.name, "pyebpf_no_such_function");
+}
+
+}  // namespace
+}  // namespace pyebpf::native
