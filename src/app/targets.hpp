@@ -11,6 +11,7 @@
 #include "pyebpf/fd.hpp"
 #include "python/offsets.hpp"
 #include "python/process.hpp"
+#include "trackers/degradations.hpp"
 
 namespace pyebpf::app {
 
@@ -27,9 +28,9 @@ struct Target {
 // The processes being profiled and what happened to each.
 class Targets {
  public:
-  // Attaches to every PID; throws pyebpf::Error for the first one that cannot
-  // be profiled (nothing is attached in that case).
-  void attach(const std::vector<pid_t>& pids, const python::OffsetsTable& table);
+  // Attaches to every PID it can; one that cannot be profiled goes to
+  // `degraded`. Throws pyebpf::Error (the first PID's reason) when none can.
+  void attach(const std::vector<pid_t>& pids, const python::OffsetsTable& table, trackers::Degradations& degraded);
 
   python::PythonProcess* python(pid_t pid);
   void count_event(pid_t pid);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -124,20 +125,20 @@ ElfFile ElfFile::open(const std::string& path) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) throw Error(errno_text("cannot open " + path, errno));
   ElfHandle elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
-  return read(elf.get(), path);
+  return parse(elf.get(), path);
 }
 
 ElfFile ElfFile::from_memory(std::vector<char> image, const std::string& name) {
   if (elf_version(EV_CURRENT) == EV_NONE) throw Error("libelf initialisation failed");
-  // elf_memory() may convert data in place: the kept image stays pristine for strings_starting_with().
+  // elf_memory() may convert data in place: the kept image stays pristine for later reads.
   auto kept = std::make_shared<const std::vector<char>>(image);
   ElfHandle elf(elf_memory(image.data(), image.size()));
-  ElfFile file = read(elf.get(), name);
+  ElfFile file = parse(elf.get(), name);
   file.image_ = std::move(kept);
   return file;
 }
 
-ElfFile ElfFile::read(Elf* elf, const std::string& path) {
+ElfFile ElfFile::parse(Elf* elf, const std::string& path) {
   if (!elf || elf_kind(elf) != ELF_K_ELF) throw Error(path + " is not an ELF file: " + elf_errmsg(-1));
 
   ElfFile file;
@@ -277,6 +278,23 @@ const ElfSymbol* ElfFile::function_at(std::uint64_t vaddr) const {
     if (vaddr < it->value + it->size) return &*it;
   }
   return nullptr;
+}
+
+std::optional<std::vector<std::uint8_t>> ElfFile::read(std::uint64_t vaddr, std::size_t len) const {
+  if (len == 0) return std::vector<std::uint8_t>{};
+  auto offset = file_offset(vaddr);
+  if (!offset || !file_offset(vaddr + len - 1) || *file_offset(vaddr + len - 1) != *offset + len - 1)
+    return std::nullopt;
+  std::vector<std::uint8_t> out(len);
+  if (image_) {
+    if (*offset > image_->size() || image_->size() - *offset < len) return std::nullopt;
+    std::memcpy(out.data(), image_->data() + *offset, len);
+    return out;
+  }
+  Fd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd || ::pread(fd.get(), out.data(), len, static_cast<off_t>(*offset)) != static_cast<ssize_t>(len))
+    return std::nullopt;
+  return out;
 }
 
 std::optional<std::uint64_t> ElfFile::file_offset(std::uint64_t vaddr) const {

@@ -73,6 +73,9 @@ class ElfFile {
   bool imports(std::string_view name) const;
   // File offset holding virtual address `vaddr` (for uprobes), if it is in a PT_LOAD segment.
   std::optional<std::uint64_t> file_offset(std::uint64_t vaddr) const;
+  // `len` bytes of the file at virtual address `vaddr` (code or initialised
+  // data), if a PT_LOAD segment holds all of them.
+  std::optional<std::vector<std::uint8_t>> read(std::uint64_t vaddr, std::size_t len) const;
   // Virtual address loaded from file offset `offset`, if a PT_LOAD segment maps it.
   std::optional<std::uint64_t> vaddr_of_offset(std::uint64_t offset) const;
   // The function symbol whose [value, value + size) holds `vaddr` (native
@@ -86,10 +89,10 @@ class ElfFile {
   std::vector<std::string> strings_starting_with(const std::string& section, std::string_view prefix) const;
 
  private:
-  static ElfFile read(Elf* elf, const std::string& path);
+  static ElfFile parse(Elf* elf, const std::string& path);
 
   std::string path_;
-  // The bytes of a from_memory() file, for strings_starting_with(); null for files on disk.
+  // The bytes of a from_memory() file, for strings_starting_with() and read(); null for files on disk.
   std::shared_ptr<const std::vector<char>> image_;
   bool shared_object_ = false;
   bool has_symtab_ = false;

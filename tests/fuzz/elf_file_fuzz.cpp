@@ -26,7 +26,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)elf.function_at(probe.pc);
       (void)elf.file_offset(probe.pc);
     }
+    if (auto runtime = elf.symbol("_PyRuntime")) (void)elf.read(runtime->value, 64);
     for (const auto& seg : elf.load_segments()) {
+      (void)elf.read(seg.vaddr, 16);
+      (void)elf.read(seg.vaddr + seg.filesz - 8, 16);
       (void)elf.file_offset(seg.vaddr + seg.filesz / 2);
       (void)elf.vaddr_of_offset(seg.offset + seg.filesz / 2);
       (void)elf.function_at(seg.vaddr + seg.memsz / 2);
