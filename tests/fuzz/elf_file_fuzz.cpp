@@ -10,6 +10,7 @@
 
 #include "binary/elf_file.hpp"
 #include "pyebpf/error.hpp"
+#include "python/thread_slot.hpp"
 
 using pyebpf::binary::ElfFile;
 
@@ -27,6 +28,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)elf.file_offset(probe.pc);
     }
     if (auto runtime = elf.symbol("_PyRuntime")) (void)elf.read(runtime->value, 64);
+    // 3.15+: the thread-local gilstate offset, decoded from this function's code.
+    if (auto gilstate = elf.symbol("PyGILState_GetThisThreadState")) {
+      if (auto code = elf.read(gilstate->value, 16)) (void)pyebpf::python::decode_tls_load(*code);
+    }
     for (const auto& seg : elf.load_segments()) {
       (void)elf.read(seg.vaddr, 16);
       (void)elf.read(seg.vaddr + seg.filesz - 8, 16);
