@@ -96,14 +96,6 @@ struct gil_state {
 	__u32 locked;
 };
 
-static __always_inline void count_add(__u32 counter, __u64 value)
-{
-	__u64 *slot = bpf_map_lookup_elem(&counters, &counter);
-
-	if (slot)
-		*slot += value;
-}
-
 /* One read of the GIL's first bytes; user space checked the offsets fit. */
 static __always_inline int read_gil_state(const struct pyebpf_gil_proc *gp, struct gil_state *st)
 {
@@ -186,7 +178,7 @@ static __always_inline void end_wait(const struct pyebpf_gil_proc *gp, __u32 tgi
 	if (hook == PYEBPF_GIL_HOOK_TAKE_GIL && !w->contended && st.switch_number - w->switch_number < 2)
 		return;
 	pyebpf_count(PYEBPF_GIL_CNT_WAITS);
-	count_add(PYEBPF_GIL_CNT_WAIT_NS, duration);
+	pyebpf_count_add(PYEBPF_GIL_CNT_WAIT_NS, duration);
 	if (duration < targ_min_wait_ns) {
 		pyebpf_count(PYEBPF_CNT_FILTERED);
 		return;

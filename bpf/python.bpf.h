@@ -26,15 +26,11 @@ struct {
  * cached too (tstate 0) and retried after PYEBPF_TSTATE_RETRY_NS, so threads
  * without Python state do not cost a list walk per event.
  */
-struct pyebpf_tstate_hint {
-	__u64 tstate;
-	__u64 ts_ns;
-};
 #define PYEBPF_TSTATE_RETRY_NS (500ULL * 1000 * 1000)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, PYEBPF_TSTATE_ENTRIES);
 	__type(key, __u32);
 	__type(value, struct pyebpf_tstate_hint);
 } py_tstates SEC(".maps");

@@ -82,6 +82,17 @@ struct pyebpf_py_stack {
 	struct pyebpf_py_frame frames[PYEBPF_MAX_FRAMES];
 };
 
+/*
+ * Value of the py_tstates map (python.bpf.h): the thread state the slow path
+ * found for a thread, and when. User space creates the map once for every BPF
+ * object (src/bpf/shared_maps.cpp) from these definitions.
+ */
+struct pyebpf_tstate_hint {
+	__u64 tstate;
+	__u64 ts_ns;
+};
+#define PYEBPF_TSTATE_ENTRIES 65536
+
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_layout) == 32, "layout size");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_proc) == 56, "proc size");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_frame) == 16, "frame size");

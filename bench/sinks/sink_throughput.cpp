@@ -16,9 +16,11 @@
 #include <string>
 #include <thread>
 
+#include "app/registry.hpp"
 #include "sinks/clickhouse_sink.hpp"
 #include "sinks/json_lines_sink.hpp"
 #include "sinks/sqlite_sink.hpp"
+#include "trackers/py_stack_events.hpp"
 
 using namespace pyebpf::sinks;
 using Clock = std::chrono::steady_clock;
@@ -32,36 +34,40 @@ double cpu_seconds() {
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-Event make_event(long i) {
-  static const char* frames[] = {
-      "Thread._bootstrap (/usr/lib/python3.11/threading.py:995)",
-      "Thread._bootstrap_inner (/usr/lib/python3.11/threading.py:1038)",
-      "Thread.run (/usr/lib/python3.11/threading.py:975)",
-      "_worker (/usr/lib/python3.11/concurrent/futures/thread.py:83)",
-      "_WorkItem.run (/usr/lib/python3.11/concurrent/futures/thread.py:58)",
-      "handle_request (/srv/app/views.py:42)",
-      "render_template (/srv/app/templates.py:120)",
-      "Environment.render (/srv/venv/lib/python3.11/site-packages/jinja2/environment.py:1301)",
+// A py_stack record as the decoder fills it: 8 frames, named threads.
+Record make_event(long i) {
+  namespace tf = thread_fields;
+  static const std::pair<const char*, const char*> frames[] = {
+      {"Thread._bootstrap", "/usr/lib/python3.11/threading.py"},
+      {"Thread._bootstrap_inner", "/usr/lib/python3.11/threading.py"},
+      {"Thread.run", "/usr/lib/python3.11/threading.py"},
+      {"_worker", "/usr/lib/python3.11/concurrent/futures/thread.py"},
+      {"_WorkItem.run", "/usr/lib/python3.11/concurrent/futures/thread.py"},
+      {"handle_request", "/srv/app/views.py"},
+      {"render_template", "/srv/app/templates.py"},
+      {"Environment.render", "/srv/venv/lib/python3.11/site-packages/jinja2/environment.py"},
   };
-  std::string stack;
-  for (int f = 0; f < 8; ++f) stack += (f ? ";" : "") + std::string(frames[f]);
+  static const int lines[] = {995, 1038, 975, 83, 58, 42, 120, 1301};
+  const auto& s = pyebpf::trackers::py_stack_schema();
+  Record r(s);
   std::int64_t us = 1795968883529837LL + i * 100;
-  return Event{{"metric", "py_stack"},
-               {"env", "bench"},
-               {"ts", "2026-11-29T16:14:43.529837Z"},
-               {"ts_us", us},
-               {"pid", 4242},
-               {"tid", 4243 + i % 8},
-               {"container_pid", 4242},
-               {"container_tid", 4243 + i % 8},
-               {"comm", "gunicorn"},
-               {"thread_name", "ThreadPoolExecutor-0_" + std::to_string(i % 8)},
-               {"stack", stack},
-               {"stack_depth", 8},
-               {"leaf_func", "Environment.render"},
-               {"leaf_file", "/srv/venv/lib/python3.11/site-packages/jinja2/environment.py"},
-               {"leaf_line", 1301},
-               {"truncated", false}};
+  r.set_text(tf::env, "bench");
+  r.set_time(tf::ts, us);
+  r.set_int(tf::ts_us, us);
+  r.set_uint(tf::pid, 4242);
+  r.set_uint(tf::tid, static_cast<std::uint64_t>(4243 + i % 8));
+  r.set_uint(tf::container_pid, 4242);
+  r.set_uint(tf::container_tid, static_cast<std::uint64_t>(4243 + i % 8));
+  r.set_text(tf::comm, "gunicorn");
+  r.set_text(tf::thread_name, "ThreadPoolExecutor-0_" + std::to_string(i % 8));
+  r.begin_py_stack(s.stack);
+  for (int f = 0; f < 8; ++f) r.add_py_frame({frames[f].first, frames[f].second, lines[f]});
+  r.set_uint(s.stack_depth, 8);
+  r.set_text(s.leaf_func, "Environment.render");
+  r.set_text(s.leaf_file, "/srv/venv/lib/python3.11/site-packages/jinja2/environment.py");
+  r.set_int(s.leaf_line, 1301);
+  r.set_bool(s.truncated, false);
+  return r;
 }
 
 }  // namespace
@@ -85,7 +91,7 @@ int main(int argc, char** argv) {
     sink = std::move(s);
   } else if (kind == "clickhouse") {
     auto s = std::make_unique<ClickHouseSink>(ClickHouseOptions{target, "default", "", "default", 5000, 30, 100000},
-                                              "bench-host");
+                                              "bench-host", pyebpf::app::all_schemas());
     async = s.get();
     sink = std::move(s);
   } else if (kind != "none") {
@@ -96,7 +102,7 @@ int main(int argc, char** argv) {
   // The events are made before timing: the runner's cost of building them is
   // the trackers', not the sinks'.
   const long total = static_cast<long>(rate * seconds);
-  std::vector<Event> events;
+  std::vector<Record> events;
   events.reserve(static_cast<std::size_t>(total));
   for (long i = 0; i < total; ++i) events.push_back(make_event(i));
 

@@ -9,6 +9,10 @@
 #include <algorithm>
 #include <chrono>
 
+#include <fmt/ranges.h>
+
+#include "app/registry.hpp"
+
 #include "sinks/clickhouse_sink.hpp"
 #include "sinks/flame_graph_sink.hpp"
 #include "sinks/json_lines_sink.hpp"
@@ -34,22 +38,21 @@ Outputs::Outputs(const Options& o, const sinks::RunInfo& run) : options_(o) {
     fan_out_.add(stdout_.get());
   }
   if (o.report) {
-    report_ = std::make_unique<sinks::ReportSink>();
+    report_ = std::make_unique<sinks::ReportSink>(make_report());
     fan_out_.add(report_.get());
   }
   if (!o.folded_path.empty() || !o.speedscope_path.empty()) {
-    std::string pids;
-    for (long p : run.pids) pids += (pids.empty() ? "" : ",") + std::to_string(p);
     flame_graphs_ = std::make_unique<sinks::FlameGraphSink>(sinks::FlameGraphSink::Options{
-        o.folded_path, o.speedscope_path, o.pystack_frequency, "pyebpf " + run.env + " pid " + pids + " on " + run.host,
-        std::string("pyebpf ") + PYEBPF_VERSION});
+        o.folded_path, o.speedscope_path,
+        fmt::format("pyebpf {} pid {} on {}", run.env, fmt::join(run.pids, ","), run.host),
+        std::string("pyebpf ") + PYEBPF_VERSION, flame_graph_kinds(o.trackers)});
     fan_out_.add(flame_graphs_.get());
   }
   if (!o.clickhouse_url.empty()) {
     clickhouse_ = std::make_unique<sinks::ClickHouseSink>(
         sinks::ClickHouseOptions{o.clickhouse_url, o.clickhouse_user, o.clickhouse_password, o.clickhouse_database,
                                  o.ch_batch_size, o.ch_flush_interval_s, o.ch_queue_max},
-        run.host);
+        run.host, all_schemas());
     fan_out_.add(clickhouse_.get());
   }
   if (!o.sqlite_path.empty()) {

@@ -5,8 +5,12 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 
+#include "app/registry.hpp"
 #include "pyebpf/error.hpp"
+#include "sinks/record_input.hpp"
 #include "sinks/report.hpp"
 #include "sinks/sqlite_store.hpp"
 #include "util/clock.hpp"
@@ -14,6 +18,26 @@
 namespace pyebpf::app {
 
 namespace {
+
+// A report fed stored events: each parsed into a record of its metric's
+// schema once, here; metrics no tracker emits are only counted.
+struct StoredEvents {
+  sinks::Report report = make_report();
+  std::map<const sinks::TableSchema*, sinks::Record> records;
+
+  void add(const nlohmann::ordered_json& e) {
+    auto m = e.find("metric");
+    std::string metric = m != e.end() && m->is_string() ? m->get<std::string>() : "?";
+    const sinks::TableSchema* schema = schema_for_metric(metric);
+    if (!schema) {
+      report.count_other(metric);
+      return;
+    }
+    sinks::Record& r = records.try_emplace(schema, *schema).first->second;
+    sinks::record_from_json(e, r);
+    report.add(r);
+  }
+};
 
 bool is_sqlite(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -27,12 +51,12 @@ bool is_sqlite(const std::string& path) {
 // the run's summary lines went to stderr.
 int report_from_json_lines(const std::string& path) {
   std::ifstream f(path);
-  sinks::Report report;
+  StoredEvents report;
   std::string line;
   std::size_t bad = 0;
   while (std::getline(f, line)) {
     if (line.empty()) continue;
-    auto e = sinks::Event::parse(line, nullptr, false);
+    auto e = nlohmann::ordered_json::parse(line, nullptr, false);
     if (e.is_discarded() || !e.is_object()) {
       ++bad;
       continue;
@@ -41,7 +65,7 @@ int report_from_json_lines(const std::string& path) {
   }
   std::string out = fmt::format("pyebpf report: {} (JSON lines{})\n\n", path,
                                 bad ? fmt::format(", {} lines skipped: not JSON objects", bad) : "");
-  std::fputs((out + report.render()).c_str(), stdout);
+  std::fputs((out + report.report.render()).c_str(), stdout);
   return 0;
 }
 
@@ -63,8 +87,9 @@ int print_stored_report(const Options& options) {
                   fmt::format("runs in it: 1 to {}", runs.back().run_id));
     }
   }
-  sinks::Report report;
-  store.for_each_event(run->run_id, [&](const sinks::Event& e) { report.add(e); });
+  StoredEvents stored;
+  store.for_each_event(run->run_id, [&](const nlohmann::ordered_json& e) { stored.add(e); });
+  const sinks::Report& report = stored.report;
 
   std::string pids;
   for (long p : run->info.pids) pids += (pids.empty() ? "" : " ") + std::to_string(p);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "app/runner.hpp"
 
+#include <fmt/ranges.h>
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -99,7 +100,7 @@ void start_trackers(std::vector<std::unique_ptr<trackers::Tracker>>& trackers, t
 int run(const Options& options) {
   check_system();
   bpf::install_libbpf_logger();
-  auto trackers = create_trackers(options.enable);  // bad names fail before anything attaches
+  auto trackers = create_trackers(options.enable, options.trackers);  // bad names fail before anything attaches
 
   WallClock clock;
   sinks::RunInfo run_info{options.env,          host_name(), PYEBPF_VERSION,
@@ -115,7 +116,7 @@ int run(const Options& options) {
   bpf::SharedMaps shared_maps;
   for (const auto& t : targets.all()) shared_maps.add_process(t.pid, t.python->bpf_config());
 
-  trackers::TrackerContext ctx{options, targets, shared_maps, outputs.sink(), clock, degraded};
+  trackers::TrackerContext ctx{options.env, targets, shared_maps, outputs.sink(), clock, degraded};
 
   EventLoop loop;
   Fd signals = block_and_watch_signals();
@@ -129,9 +130,9 @@ int run(const Options& options) {
     for (int fd : trackers[i]->wait_fds()) loop.add(fd, Source::Tracker, i);
   }
 
-  std::string names;
-  for (const auto& t : trackers) names += std::string(names.empty() ? "" : ", ") + t->name();
-  spdlog::info("tracing {} process(es) with {}", targets.all().size(), names);
+  std::vector<std::string_view> names;
+  for (const auto& t : trackers) names.push_back(t->name());
+  spdlog::info("tracing {} process(es) with {}", targets.all().size(), fmt::join(names, ", "));
 
   const std::uint64_t start_ns = monotonic_ns();
   Fd deadline;
@@ -206,7 +207,9 @@ int run(const Options& options) {
   double elapsed = static_cast<double>(monotonic_ns() - start_ns) / 1e9;
   outputs.close(signals.get());
   std::vector<std::string> lines;
-  for (auto& t : trackers) lines.push_back(t->summary());
+  for (auto& t : trackers) {
+    for (auto& line : t->summary()) lines.push_back(std::move(line));
+  }
   for (const auto& line : degraded.lines()) lines.push_back(line);
   for (const auto& line : targets.summary_lines()) lines.push_back(line);
   for (const auto& line : outputs.summary_lines()) lines.push_back(line);

@@ -55,6 +55,19 @@ python::PythonProcess* Targets::python(pid_t pid) {
   return nullptr;
 }
 
+python::FrameResolver* Targets::frames(pid_t pid) {
+  auto* p = python(pid);
+  return p ? &p->symbolizer() : nullptr;
+}
+
+std::optional<std::string> Targets::thread_name(pid_t pid, std::uint64_t thread_ident, std::uint32_t ns_tid,
+                                                bool fresh) {
+  auto* p = python(pid);
+  if (!p || !thread_ident) return std::nullopt;
+  if (fresh) p->thread_names().refresh();
+  return p->thread_names().name(thread_ident, ns_tid);
+}
+
 void Targets::count_event(pid_t pid) {
   for (auto& t : targets_) {
     if (t.pid == pid) ++t.events;

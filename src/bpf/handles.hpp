@@ -7,8 +7,7 @@
 
 namespace pyebpf::bpf {
 
-// RAII for libbpf objects; skeletons get their own deleter in each tracker
-// (each skeleton type has its own __destroy function).
+// RAII for libbpf objects (skeletons: bpf/skeleton.hpp).
 struct LinkDeleter {
   void operator()(bpf_link* link) const noexcept { bpf_link__destroy(link); }
 };

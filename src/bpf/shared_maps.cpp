@@ -12,12 +12,6 @@
 namespace pyebpf::bpf {
 namespace {
 
-// Must match the definitions in bpf/python.bpf.h (the value of py_tstates is
-// struct pyebpf_tstate_hint: two u64). libbpf checks type, key, value and
-// max_entries when reusing, so a mismatch fails loudly at load.
-constexpr __u32 kTstateHintSize = 16;
-constexpr __u32 kTstateEntries = 65536;
-
 Fd create_map(bpf_map_type type, const char* name, __u32 key, __u32 value, __u32 entries) {
   int fd = bpf_map_create(type, name, key, value, entries, nullptr);
   if (fd < 0) throw Error(errno_text(std::string("create BPF map ") + name, errno), "run pyebpf as root");
@@ -28,7 +22,8 @@ Fd create_map(bpf_map_type type, const char* name, __u32 key, __u32 value, __u32
 
 SharedMaps::SharedMaps()
     : py_procs_(create_map(BPF_MAP_TYPE_HASH, "py_procs", sizeof(__u32), sizeof(pyebpf_py_proc), PYEBPF_MAX_PROCS)),
-      py_tstates_(create_map(BPF_MAP_TYPE_LRU_HASH, "py_tstates", sizeof(__u32), kTstateHintSize, kTstateEntries)) {}
+      py_tstates_(create_map(BPF_MAP_TYPE_LRU_HASH, "py_tstates", sizeof(__u32), sizeof(pyebpf_tstate_hint),
+                             PYEBPF_TSTATE_ENTRIES)) {}
 
 void SharedMaps::reuse_in(bpf_object* obj) const {
   struct Shared {

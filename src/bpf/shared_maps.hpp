@@ -12,7 +12,9 @@ namespace pyebpf::bpf {
 // Maps every BPF object shares, created once here and handed to each
 // skeleton with bpf_map__reuse_fd before load: the target processes
 // (py_procs) and the thread-state cache (py_tstates). One source of truth, so
-// adding or dropping a target is one update, whatever trackers run.
+// adding or dropping a target is one update, whatever trackers run. Their
+// types and sizes come from bpf/python.h, which the BPF side declares them
+// with; libbpf checks both agree when reusing.
 class SharedMaps {
  public:
   SharedMaps();

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <charconv>
 
-#include "native/format.hpp"
 #include "util/files.hpp"
 #include "util/text.hpp"
 
@@ -84,10 +83,9 @@ const Kallsyms::Symbol* Kallsyms::lookup(std::uint64_t address) const {
   return &*it;
 }
 
-std::string Kallsyms::name(std::uint64_t address) const {
-  const Symbol* sym = lookup(address);
-  if (!sym) return unresolved_frame(address);
-  return sym->module.empty() ? sym->name : frame_with_module(sym->name, sym->module);
+stack::NativeFrame Kallsyms::frame(std::uint64_t address) const {
+  if (const Symbol* s = lookup(address)) return {stack::NativeFrame::Kind::Symbol, s->name, s->module};
+  return {stack::NativeFrame::Kind::Address, {}, {}, address};
 }
 
 }  // namespace pyebpf::native

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "stack/frames.hpp"
+
 namespace pyebpf::native {
 
 // Kernel text symbols from /proc/kallsyms, for naming kernel stack frames.
@@ -30,8 +32,11 @@ class Kallsyms {
   // The symbol an address belongs to: the nearest one at or below it, unless
   // that is further away than any kernel function is long.
   const Symbol* lookup(std::uint64_t address) const;
-  // "schedule", "nft_do_chain [nf_tables]", or "[unknown] [0xffffffffc0a01234]".
-  std::string name(std::uint64_t address) const;
+  // The frame at `address`: its symbol (and module), else the bare address.
+  // Views into this table.
+  stack::NativeFrame frame(std::uint64_t address) const;
+  // Its text: "schedule", "nft_do_chain [nf_tables]", or "[unknown] [0xffffffffc0a01234]".
+  std::string name(std::uint64_t address) const { return stack::text_of(frame(address)); }
 
   std::size_t size() const { return symbols_.size(); }
   bool zero_addresses() const { return zero_addresses_; }

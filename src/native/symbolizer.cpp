@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-#include "native/format.hpp"
 #include "pyebpf/error.hpp"
 
 namespace pyebpf::native {
@@ -69,7 +68,8 @@ const procfs::Mapping* NativeSymbolizer::mapping_of(std::uint64_t address) {
   return find();
 }
 
-std::string NativeSymbolizer::name(std::uint64_t address, bool return_address) {
+stack::NativeFrame NativeSymbolizer::frame(std::uint64_t address, bool return_address) {
+  using Kind = stack::NativeFrame::Kind;
   std::uint64_t lookup = return_address && address > 0 ? address - 1 : address;
   if (auto it = cache_.find(lookup); it != cache_.end()) {
     ++resolved_;
@@ -78,21 +78,20 @@ std::string NativeSymbolizer::name(std::uint64_t address, bool return_address) {
   const procfs::Mapping* m = mapping_of(lookup);
   if (!m) {
     ++unresolved_;
-    return unresolved_frame(address);
+    return {Kind::Address, {}, {}, address};
   }
-  std::string module = basename_of(m->path);
+  std::string_view module = *modules_.emplace(basename_of(m->path)).first;
   std::uint64_t file_offset = lookup - m->start + m->offset;
-  std::string out;
+  const binary::ElfSymbol* sym = nullptr;
   if (auto elf = files_.get(pid_, *m)) {
-    if (auto vaddr = elf->vaddr_of_offset(file_offset)) {
-      if (const auto* sym = elf->function_at(*vaddr)) out = frame_with_module(sym->name, module);
-    }
+    if (auto vaddr = elf->vaddr_of_offset(file_offset)) sym = elf->function_at(*vaddr);
   }
-  if (out.empty()) {
+  if (!sym) {
     ++unresolved_;
-    return unresolved_in_module(module, file_offset);
+    return {Kind::InModule, {}, module, file_offset};
   }
   ++resolved_;
+  stack::NativeFrame out{Kind::Symbol, sym->name, module};
   if (cache_.size() >= kMaxCached) cache_.clear();
   cache_.emplace(lookup, out);
   return out;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -14,6 +15,7 @@
 
 #include "binary/elf_file.hpp"
 #include "procfs/maps.hpp"
+#include "stack/frames.hpp"
 
 namespace pyebpf::native {
 
@@ -34,8 +36,8 @@ class ElfCache {
 // mapping that holds the address (from /proc/PID/maps, re-read when an
 // address falls outside every known mapping, at most once a second), then the
 // function symbol of that file covering it (.symtab, or .dynsym only in
-// stripped binaries). Output follows native/format.hpp: "name [module]", or a
-// "[unknown]" frame with the module and offset when no symbol covers it.
+// stripped binaries): a Symbol frame with the module, else an InModule frame
+// (module and offset) or an Address frame.
 class NativeSymbolizer {
  public:
   NativeSymbolizer(pid_t pid, ElfCache& files);
@@ -43,7 +45,12 @@ class NativeSymbolizer {
   // `return_address`: the address is a return address (every frame but the
   // leaf): the call instruction it follows is what is named, which matters
   // when a call is the last instruction of a function.
-  std::string name(std::uint64_t address, bool return_address);
+  // The frame's views point into the ELF files and this symbolizer: valid
+  // for as long as both live.
+  stack::NativeFrame frame(std::uint64_t address, bool return_address);
+  std::string name(std::uint64_t address, bool return_address) {
+    return stack::text_of(frame(address, return_address));
+  }
 
   std::uint64_t resolved() const { return resolved_; }
   std::uint64_t unresolved() const { return unresolved_; }
@@ -58,7 +65,8 @@ class NativeSymbolizer {
   ElfCache& files_;
   std::vector<procfs::Mapping> maps_;  // executable, file-backed, sorted by start
   std::chrono::steady_clock::time_point refreshed_{};
-  std::unordered_map<std::uint64_t, std::string> cache_;
+  std::unordered_map<std::uint64_t, stack::NativeFrame> cache_;
+  std::set<std::string, std::less<>> modules_;  // base names the frames point into (few, never freed)
   std::uint64_t resolved_ = 0, unresolved_ = 0;
 };
 

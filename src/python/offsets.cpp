@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "python/offsets.hpp"
 
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
@@ -164,9 +165,7 @@ std::vector<std::string> OffsetsTable::minors() const {
 }
 
 std::string OffsetsTable::minors_text() const {
-  std::string out;
-  for (const auto& m : minors()) out += (out.empty() ? "" : ", ") + m;
-  return out;
+  return fmt::format("{}", fmt::join(minors(), ", "));
 }
 
 }  // namespace pyebpf::python

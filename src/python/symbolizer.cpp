@@ -45,7 +45,7 @@ int Symbolizer::line_of(CodeInfo& code, std::int32_t instr) const {
   return line;
 }
 
-FrameInfo Symbolizer::resolve(const pyebpf_py_frame& frame) {
+stack::PyFrame Symbolizer::resolve(const pyebpf_py_frame& frame) {
   auto it = cache_.find(frame.code);
   // tag 0: BPF could not read the header, so there is nothing to compare.
   bool stale = it != cache_.end() && frame.tag != 0 && it->second.tag != frame.tag;

@@ -9,13 +9,17 @@
 #include "python.h"
 #include "python/line_table.hpp"
 #include "python/objects.hpp"
+#include "stack/frames.hpp"
 
 namespace pyebpf::python {
 
-struct FrameInfo {
-  std::string function;  // co_qualname (3.11+) or co_name
-  std::string file;      // co_filename
-  int line = 0;          // executing line; co_firstlineno where the table has none
+// Names the frames BPF recorded: (code object address, instruction offset,
+// tag) -> function, file and executing line. The frame's text stays valid
+// until the next call (decoders copy it into their event at once).
+class FrameResolver {
+ public:
+  virtual ~FrameResolver() = default;
+  virtual stack::PyFrame resolve(const pyebpf_py_frame& frame) = 0;
 };
 
 // Turns (code object address, instruction offset, tag) recorded in BPF into
@@ -23,11 +27,11 @@ struct FrameInfo {
 // Cached per code address; the tag BPF computed from the code header is
 // compared with the cached one, so an address reused by a new code object
 // (exec, reloaded modules) is read again instead of naming the old function.
-class Symbolizer {
+class Symbolizer : public FrameResolver {
  public:
   Symbolizer(const ObjectReader& objects, const pyebpf_py_layout& layout, LineTableFormat format);
 
-  FrameInfo resolve(const pyebpf_py_frame& frame);
+  stack::PyFrame resolve(const pyebpf_py_frame& frame) override;
   std::size_t cached_code_objects() const { return cache_.size(); }
   std::uint64_t code_reads() const { return code_reads_; }
 

@@ -36,8 +36,8 @@ void AsyncSink::stop() noexcept {
   if (thread_.joinable()) thread_.join();
 }
 
-void AsyncSink::write(const Event& event) {
-  staged_.push_back(event);
+void AsyncSink::write(const Record& record) {
+  staged_.push_back(record);
   received_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -105,7 +105,7 @@ void AsyncSink::rejected(std::size_t n) {
 }
 
 void AsyncSink::run() {
-  std::vector<Event> incoming;
+  std::vector<Record> incoming;
   auto next = SteadyClock::time_point::max();
   for (;;) {
     bool closing = false;

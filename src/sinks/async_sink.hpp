@@ -25,8 +25,8 @@ class AsyncSink : public Sink {
  public:
   ~AsyncSink() override;
 
-  void write(const Event& event) final;  // runner thread: stages the event
-  void flush() final;                    // runner thread: hands staged events to the writer
+  void write(const Record& record) final;  // runner thread: stages a copy
+  void flush() final;                      // runner thread: hands staged events to the writer
   void begin_close(SteadyClock::time_point deadline) final;
   bool wait_closed(SteadyClock::time_point until) final;
 
@@ -53,7 +53,7 @@ class AsyncSink : public Sink {
   // when `closing`, delivers everything it can before `deadline`. Returns the
   // time it wants to be called again even if no event arrives (a flush
   // interval, a retry after backoff).
-  virtual SteadyClock::time_point on_writer(std::vector<Event>& incoming, bool closing,
+  virtual SteadyClock::time_point on_writer(std::vector<Record>& incoming, bool closing,
                                             SteadyClock::time_point deadline) = 0;
   // Writer thread: events left the sink, stored or refused as bad data.
   void delivered(std::size_t n);
@@ -70,12 +70,12 @@ class AsyncSink : public Sink {
 
   const std::string name_;
   const std::size_t capacity_;
-  std::vector<Event> staged_;  // runner thread only
+  std::vector<Record> staged_;  // runner thread only
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_cv_;
-  std::vector<Event> queue_;
+  std::vector<Record> queue_;
   bool poked_ = false;  // close requested or its deadline moved
   bool closing_ = false;
   bool stop_ = false;

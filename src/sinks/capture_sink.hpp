@@ -7,11 +7,12 @@
 
 namespace pyebpf::sinks {
 
-// Keeps events in memory: for tests of trackers and sinks.
+// Keeps copies of the records written: how decoder and sink tests see what a
+// tracker emitted.
 class CaptureSink : public Sink {
  public:
-  void write(const Event& event) override { events.push_back(event); }
-  std::vector<Event> events;
+  void write(const Record& record) override { records.push_back(record); }
+  std::vector<Record> records;
 };
 
 }  // namespace pyebpf::sinks

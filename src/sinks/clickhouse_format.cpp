@@ -1,95 +1,48 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sinks/clickhouse_format.hpp"
 
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <regex>
 
+#include "sinks/json_writer.hpp"
+#include "util/clock.hpp"
+
 namespace pyebpf::sinks::clickhouse {
 namespace {
-
-using Json = Event;
 
 bool digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// Integer value of `v` if it is a whole number in [lo, hi].
-std::optional<Json> integer_in(const Json& v, long double lo, long double hi) {
-  long double x;
-  if (v.is_boolean()) return Json(v.get<bool>() ? 1 : 0);
-  if (v.is_number_unsigned()) {
-    x = static_cast<long double>(v.get<std::uint64_t>());
-    if (x > hi) return std::nullopt;
-    return v;
-  }
-  if (v.is_number_integer()) {
-    x = static_cast<long double>(v.get<std::int64_t>());
-    if (x < lo || x > hi) return std::nullopt;
-    return v;
-  }
-  if (v.is_number_float()) {
-    double d = v.get<double>();
-    if (!std::isfinite(d)) return std::nullopt;
-    x = std::llround(d);
-    if (static_cast<long double>(d) < lo - 0.5L || static_cast<long double>(d) > hi + 0.5L) return std::nullopt;
-    if (x < 0) return Json(static_cast<std::int64_t>(std::llround(d)));
-    return Json(static_cast<std::uint64_t>(std::llround(d)));
-  }
-  return std::nullopt;
-}
-
-std::string as_text(const Json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  return v.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-// `v` as a value of column type `type`, or nullopt if it does not fit.
-std::optional<Json> coerce(const Json& v, ColumnType type, const Dialect& d) {
-  constexpr long double u64max = static_cast<long double>(std::numeric_limits<std::uint64_t>::max());
-  constexpr long double i64min = static_cast<long double>(std::numeric_limits<std::int64_t>::min());
-  constexpr long double i64max = static_cast<long double>(std::numeric_limits<std::int64_t>::max());
+// The range of an integer column; false for other types.
+bool integer_range(ColumnType type, long double& lo, long double& hi) {
   switch (type) {
-    case ColumnType::Time: {
-      if (!v.is_string()) return std::nullopt;
-      auto t = clickhouse_time(v.get<std::string>(), d.datetime64);
-      if (!t) return std::nullopt;
-      return Json(*t);
-    }
-    case ColumnType::String:
-    case ColumnType::Symbol:
-    case ColumnType::Json:
-      return Json(as_text(v));
     case ColumnType::UInt8:
-      return integer_in(v, 0, 255);
+      lo = 0, hi = 255;
+      return true;
     case ColumnType::UInt16:
-      return integer_in(v, 0, 65535);
+      lo = 0, hi = 65535;
+      return true;
     case ColumnType::UInt32:
-      return integer_in(v, 0, 4294967295.0L);
+      lo = 0, hi = 4294967295.0L;
+      return true;
     case ColumnType::UInt64:
-      return integer_in(v, 0, u64max);
+      lo = 0, hi = static_cast<long double>(std::numeric_limits<std::uint64_t>::max());
+      return true;
     case ColumnType::Int32:
-      return integer_in(v, -2147483648.0L, 2147483647.0L);
+      lo = -2147483648.0L, hi = 2147483647.0L;
+      return true;
     case ColumnType::Int64:
-      return integer_in(v, i64min, i64max);
-    case ColumnType::Float64:
-      if (v.is_boolean()) return Json(v.get<bool>() ? 1.0 : 0.0);
-      if (v.is_number() && std::isfinite(v.get<double>())) return v;
-      return std::nullopt;
-    case ColumnType::Bool:
-      if (v.is_boolean()) return Json(v.get<bool>() ? 1 : 0);
-      if (v.is_number()) return Json(v.get<double>() != 0 ? 1 : 0);
-      return std::nullopt;
-    case ColumnType::StringArray: {
-      if (!v.is_array()) return std::nullopt;
-      Json out = Json::array();
-      for (const auto& item : v) out.push_back(as_text(item));
-      return out;
-    }
+      lo = static_cast<long double>(std::numeric_limits<std::int64_t>::min());
+      hi = static_cast<long double>(std::numeric_limits<std::int64_t>::max());
+      return true;
+    default:
+      return false;
   }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -124,6 +77,7 @@ std::string type_sql(const Column& c, const Dialect& d) {
       t = d.datetime64 ? "DateTime64(6, 'UTC')" : "DateTime('UTC')";
       break;
     case ColumnType::String:
+    case ColumnType::PyStack:  // as its text
       t = "String";
       break;
     case ColumnType::Symbol:
@@ -154,6 +108,7 @@ std::string type_sql(const Column& c, const Dialect& d) {
       t = "UInt8";
       break;
     case ColumnType::StringArray:
+    case ColumnType::NativeStack:  // frame texts
       t = "Array(String)";
       break;
     case ColumnType::Json:
@@ -168,7 +123,7 @@ std::string type_sql(const Column& c, const Dialect& d) {
 
 std::vector<std::pair<std::string, std::string>> table_columns(const TableSchema& table, const Dialect& d) {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& c : table.columns) {
+  for (const auto& c : table.columns()) {
     out.emplace_back(c.name, type_sql(c, d));
     if (c.name == "env") out.emplace_back("host", type_sql({"host", ColumnType::Symbol}, d));
   }
@@ -190,12 +145,10 @@ std::string qualified(std::string_view database, std::string_view table) {
 }
 
 std::string create_table_sql(const TableSchema& table, std::string_view database, const Dialect& d) {
-  std::string sql = "CREATE TABLE IF NOT EXISTS " + qualified(database, table.table) + " (";
-  bool first = true;
-  for (const auto& [name, type] : table_columns(table, d)) {
-    sql += (first ? "" : ", ") + quote_ident(name) + " " + type;
-    first = false;
-  }
+  std::vector<std::string> columns;
+  for (const auto& [name, type] : table_columns(table, d)) columns.push_back(quote_ident(name) + " " + type);
+  std::string sql =
+      fmt::format("CREATE TABLE IF NOT EXISTS {} ({}", qualified(database, table.table()), fmt::join(columns, ", "));
   sql += ") ENGINE = MergeTree PARTITION BY toYYYYMMDD(ts) ORDER BY (env, host, ts)";
   return sql;
 }
@@ -243,68 +196,86 @@ std::optional<std::string> clickhouse_time(std::string_view iso, bool micros) {
 }
 
 RowEncoder::RowEncoder(const TableSchema& table, const Dialect& dialect, std::string host)
-    : table_(table), dialect_(dialect), host_(std::move(host)) {
-  for (const auto& c : table_.columns) by_name_.emplace(c.name, &c);
-}
+    : table_(table), dialect_(dialect), host_(std::move(host)) {}
 
-namespace {
-
-// True when `v` can go into a column of `type` unchanged (the common case:
-// no copy, no conversion).
-bool fits_as_is(const Json& v, ColumnType type) {
-  switch (type) {
-    case ColumnType::String:
-    case ColumnType::Symbol:
-    case ColumnType::Json:
-      return v.is_string();
-    case ColumnType::Float64:
-      return v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()));
-    case ColumnType::StringArray:
-      return v.is_array() && std::all_of(v.begin(), v.end(), [](const Json& x) { return x.is_string(); });
-    case ColumnType::UInt64:
-      return v.is_number_unsigned();
-    case ColumnType::Int64:
-      return v.is_number_integer() && (!v.is_number_unsigned() || v.get<std::uint64_t>() <= INT64_MAX);
-    default:
-      return false;  // range checks, times, bools: coerce()
+std::string RowEncoder::encode(const Record& r) {
+  using K = Record::Kind;
+  std::string row = "{", extra;
+  auto key = [](std::string& out, const std::string& name) {
+    if (out.size() > 1) out += ',';
+    append_json_string(out, name);
+    out += ':';
+  };
+  const auto& columns = table_.columns();
+  for (FieldId f = 0; f < columns.size(); ++f) {
+    const Column& c = columns[f];
+    const K kind = r.kind(f);
+    if (kind == K::Absent) continue;
+    std::string& out = row;
+    const std::size_t field_start = out.size();
+    key(out, c.name);
+    const std::size_t value_start = out.size();
+    bool fits = true;
+    // ClickHouse's forms where they differ from JSON lines: times in the
+    // dialect's format, booleans as UInt8, JSON values as their text.
+    switch (kind) {
+      case K::UInt:
+      case K::Int: {
+        long double lo = 0, hi = 0,
+                    v = kind == K::UInt ? static_cast<long double>(r.uint_value(f))
+                                        : static_cast<long double>(r.int_value(f));
+        fits = integer_range(c.type, lo, hi) && v >= lo && v <= hi;
+        json_.append_value(out, r, f);
+        break;
+      }
+      case K::Float:
+        fits = std::isfinite(r.float_value(f));
+        json_.append_value(out, r, f);
+        break;
+      case K::Bool:
+        out += r.bool_value(f) ? "1" : "0";
+        break;
+      case K::Text:
+        if (c.type == ColumnType::Time) {
+          auto t = clickhouse_time(r.text(f), dialect_.datetime64);
+          fits = t.has_value();
+          append_json_string(out, t ? *t : std::string(r.text(f)));
+        } else {
+          json_.append_value(out, r, f);
+        }
+        break;
+      case K::Time: {
+        std::string iso;
+        append_iso8601_utc(iso, r.time_us(f));
+        append_json_string(out, *clickhouse_time(iso, dialect_.datetime64));
+        break;
+      }
+      case K::Json:
+        append_json_string(out, r.json(f).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+        break;
+      default:  // null, texts and stacks: as in JSON lines
+        json_.append_value(out, r, f);
+        break;
+    }
+    if (!fits) {
+      // Out of the column's range: kept in `extra`, the column takes its default.
+      std::string value = out.substr(value_start);
+      out.resize(field_start);
+      if (extra.empty()) extra = "{";
+      key(extra, c.name);
+      extra += value;
+    }
+    if (c.name == "env") {
+      key(row, "host");
+      append_json_string(row, host_);
+    }
   }
-}
-
-}  // namespace
-
-std::string RowEncoder::encode(Event event) const {
-  Json extra = Json::object();
-  std::vector<std::string> remove;
-  for (auto it = event.begin(); it != event.end(); ++it) {
-    const std::string& key = it.key();
-    Json& value = it.value();
-    if (key == "metric") {
-      remove.push_back(key);
-      continue;
-    }
-    auto col = by_name_.find(key);
-    if (col == by_name_.end() || key == "host" || key == "extra") {
-      extra[key] = std::move(value);
-      remove.push_back(key);
-      continue;
-    }
-    const Column& c = *col->second;
-    if (value.is_null()) {
-      if (!c.nullable) remove.push_back(key);
-      continue;
-    }
-    if (fits_as_is(value, c.type)) continue;
-    if (auto v = coerce(value, c.type, dialect_)) {
-      value = std::move(*v);
-    } else {
-      extra[key] = std::move(value);
-      remove.push_back(key);
-    }
+  if (!extra.empty()) {
+    key(row, "extra");
+    append_json_string(row, extra + "}");
   }
-  for (const auto& key : remove) event.erase(key);
-  event["host"] = host_;
-  if (!extra.empty()) event["extra"] = extra.dump(-1, ' ', false, Json::error_handler_t::replace);
-  return event.dump(-1, ' ', false, Json::error_handler_t::replace);
+  row += '}';
+  return row;
 }
 
 int exception_code(std::string_view body) {

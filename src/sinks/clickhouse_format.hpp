@@ -7,12 +7,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "sinks/json_writer.hpp"
+#include "sinks/record.hpp"
 #include "sinks/schema.hpp"
-#include "sinks/sink.hpp"
 
 namespace pyebpf::sinks::clickhouse {
 
@@ -53,22 +53,21 @@ std::string insert_sql(std::string_view database, std::string_view table);
 // "2026-11-29 16:14:43"; also takes the space-separated form. nullopt if not a time.
 std::optional<std::string> clickhouse_time(std::string_view iso, bool micros);
 
-// Encodes events of one table as JSONEachRow lines. Every value is coerced to
-// its column's type; a value that cannot be (a string in a number column, a
-// number out of range, a bad time) goes to `extra` instead, so a row never
-// fails because a tracker changed a field.
+// Encodes records of one table as JSONEachRow lines, from their typed
+// values: times in the dialect's format, stacks as text (Python) or arrays
+// (native), JSON fields as strings. A number out of its column's range (a
+// bug, or a field that grew) goes to `extra` instead, so a row never fails
+// because of one value.
 class RowEncoder {
  public:
   RowEncoder(const TableSchema& table, const Dialect& dialect, std::string host);
-  // Takes the event by value: the writer thread owns it, so its strings are
-  // moved into the row rather than copied.
-  std::string encode(Event event) const;
+  std::string encode(const Record& record);
 
  private:
   const TableSchema& table_;
   Dialect dialect_;
   std::string host_;
-  std::unordered_map<std::string, const Column*> by_name_;
+  JsonWriter json_;
 };
 
 // What a failed request means for the rows in it.

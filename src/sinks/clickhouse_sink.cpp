@@ -44,12 +44,16 @@ std::chrono::milliseconds remaining(SteadyClock::time_point deadline, std::chron
 
 }  // namespace
 
-ClickHouseSink::ClickHouseSink(ClickHouseOptions options, std::string host)
-    : AsyncSink("clickhouse", options.queue_max), options_(std::move(options)), host_(std::move(host)), base_url_([&] {
+ClickHouseSink::ClickHouseSink(ClickHouseOptions options, std::string host, std::vector<const TableSchema*> schemas)
+    : AsyncSink("clickhouse", options.queue_max),
+      options_(std::move(options)),
+      host_(std::move(host)),
+      base_url_([&] {
         std::string u = options_.url;
         while (!u.empty() && u.back() == '/') u.pop_back();
         return u + "/?";
-      }()) {
+      }()),
+      schemas_(std::move(schemas)) {
   http_.set_credentials(options_.user, options_.password);
   http_.set_abort([this] { return SteadyClock::now() >= close_deadline(); });
   const std::string where = redact_url(options_.url);
@@ -109,21 +113,21 @@ std::optional<HttpResponse> ClickHouseSink::connect(std::chrono::milliseconds ti
   }
   server_version_ = version->text;
   dialect_ = clickhouse::Dialect::for_version(*version);
-  for (const auto& schema : known_tables()) {
-    if (auto failure = ensure_table(table_for_metric(schema.metric), timeout)) return failure;
+  for (const TableSchema* schema : schemas_) {
+    if (auto failure = ensure_table(table_for(*schema), timeout)) return failure;
   }
   // Events that arrived before the version was known can now be encoded.
-  std::vector<Event> pending;
+  std::vector<Record> pending;
   pending.swap(unencoded_);
-  for (auto& e : pending) route(std::move(e));
+  for (const auto& r : pending) route(r);
   return std::nullopt;
 }
 
-ClickHouseSink::Table& ClickHouseSink::table_for_metric(const std::string& metric) {
-  auto it = tables_.find(metric);
+ClickHouseSink::Table& ClickHouseSink::table_for(const TableSchema& schema) {
+  auto it = tables_.find(&schema);
   if (it == tables_.end()) {
-    it = tables_.emplace(metric, Table{}).first;
-    it->second.schema = &table_for(metric);
+    it = tables_.emplace(&schema, Table{}).first;
+    it->second.schema = &schema;
   }
   Table& t = it->second;
   if (!t.encoder && dialect_) t.encoder.emplace(*t.schema, *dialect_, host_);
@@ -136,7 +140,7 @@ std::optional<HttpResponse> ClickHouseSink::ensure_table(Table& t, std::chrono::
   if (!r.ok()) return r;
   // A table made by an older pyebpf may lack newer columns.
   r = query(fmt::format("SELECT name FROM system.columns WHERE database = '{}' AND table = '{}' FORMAT TabSeparated",
-                        db, t.schema->table),
+                        db, t.schema->table()),
             {}, false, timeout);
   if (!r.ok()) return r;
   std::vector<std::string> have;
@@ -148,23 +152,22 @@ std::optional<HttpResponse> ClickHouseSink::ensure_table(Table& t, std::chrono::
   }
   for (const auto& [name, type] : clickhouse::table_columns(*t.schema, *dialect_)) {
     if (std::find(have.begin(), have.end(), name) != have.end()) continue;
-    r = query(clickhouse::add_column_sql(db, t.schema->table, name, type), {}, false, timeout);
+    r = query(clickhouse::add_column_sql(db, t.schema->table(), name, type), {}, false, timeout);
     if (!r.ok()) return r;
-    spdlog::info("clickhouse: added column {} {} to {}", name, type, t.schema->table);
+    spdlog::info("clickhouse: added column {} {} to {}", name, type, t.schema->table());
   }
   t.ready = true;
   return std::nullopt;
 }
 
-void ClickHouseSink::route(Event&& event) {
+void ClickHouseSink::route(const Record& record) {
   if (!dialect_) {
-    unencoded_.push_back(std::move(event));
+    unencoded_.push_back(record);
     return;
   }
-  std::string metric = event.value("metric", std::string());
-  Table& t = table_for_metric(metric);
+  Table& t = table_for(record.schema());
   if (t.rows.empty()) t.oldest = SteadyClock::now();
-  t.rows.push_back(t.encoder->encode(std::move(event)));
+  t.rows.push_back(t.encoder->encode(record));
 }
 
 void ClickHouseSink::back_off(const std::string& what, const HttpResponse& response) {
@@ -184,7 +187,7 @@ ClickHouseSink::Outcome ClickHouseSink::send_front(Table& t, std::size_t count, 
     body += t.rows[i];
     body += '\n';
   }
-  HttpResponse r = query(clickhouse::insert_sql(options_.database, t.schema->table), body, true, timeout);
+  HttpResponse r = query(clickhouse::insert_sql(options_.database, t.schema->table()), body, true, timeout);
   if (r.ok()) {
     t.rows.erase(t.rows.begin(), t.rows.begin() + static_cast<std::ptrdiff_t>(count));
     ++inserts_;
@@ -200,11 +203,11 @@ ClickHouseSink::Outcome ClickHouseSink::send_front(Table& t, std::size_t count, 
   Failure f = clickhouse::classify(r.status, r.body);
   if (f == Failure::MissingTable) t.ready = false;
   if (f == Failure::MissingTable || f == Failure::Transient) {
-    back_off("insert into " + t.schema->table, r);
+    back_off("insert into " + t.schema->table(), r);
     return Outcome::Retry;
   }
   if (f == Failure::Unknown && ++t.unknown_failures < 3) {
-    back_off("insert into " + t.schema->table, r);
+    back_off("insert into " + t.schema->table(), r);
     return Outcome::Retry;
   }
   // The rows are at fault: halve until the bad ones are alone.
@@ -213,7 +216,7 @@ ClickHouseSink::Outcome ClickHouseSink::send_front(Table& t, std::size_t count, 
     if (data_error_logs_ < 5 || now - last_data_error_log_ > 60s) {
       ++data_error_logs_;
       last_data_error_log_ = now;
-      spdlog::warn("clickhouse: {} rejected a row: {}; row: {}", t.schema->table, describe(r), brief(t.rows.front()));
+      spdlog::warn("clickhouse: {} rejected a row: {}; row: {}", t.schema->table(), describe(r), brief(t.rows.front()));
     }
     t.rows.pop_front();
     rejected(1);
@@ -224,9 +227,9 @@ ClickHouseSink::Outcome ClickHouseSink::send_front(Table& t, std::size_t count, 
   return send_front(t, count - half, timeout);
 }
 
-SteadyClock::time_point ClickHouseSink::on_writer(std::vector<Event>& incoming, bool closing,
+SteadyClock::time_point ClickHouseSink::on_writer(std::vector<Record>& incoming, bool closing,
                                                   SteadyClock::time_point deadline) {
-  for (auto& e : incoming) route(std::move(e));
+  for (const auto& r : incoming) route(r);
   auto now = SteadyClock::now();
   if (now < retry_at_) return retry_at_;
   if (!dialect_) {
@@ -239,7 +242,7 @@ SteadyClock::time_point ClickHouseSink::on_writer(std::vector<Event>& incoming, 
   const auto interval =
       std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(options_.flush_interval_s));
   auto next = SteadyClock::time_point::max();
-  for (auto& [metric, t] : tables_) {
+  for (auto& [schema, t] : tables_) {
     if (t.rows.empty()) continue;
     bool timer = now - t.oldest >= interval;
     if (!closing && !timer && t.rows.size() < options_.batch_size) {
@@ -248,7 +251,7 @@ SteadyClock::time_point ClickHouseSink::on_writer(std::vector<Event>& incoming, 
     }
     if (!t.ready) {
       if (auto failure = ensure_table(t, remaining(deadline, kRequestTimeout))) {
-        back_off("creating " + t.schema->table, *failure);
+        back_off("creating " + t.schema->table(), *failure);
         return retry_at_;
       }
     }

@@ -40,7 +40,7 @@ class ClickHouseSink : public AsyncSink {
   // Throws pyebpf::Error when the server answers but refuses (credentials,
   // missing database, no right to create tables); when it does not answer,
   // warns and keeps trying from the writer thread.
-  ClickHouseSink(ClickHouseOptions options, std::string host);
+  ClickHouseSink(ClickHouseOptions options, std::string host, std::vector<const TableSchema*> schemas);
   ~ClickHouseSink() override;
 
   std::string summary() const override;
@@ -56,26 +56,27 @@ class ClickHouseSink : public AsyncSink {
   };
   enum class Outcome { Done, Retry };
 
-  SteadyClock::time_point on_writer(std::vector<Event>& incoming, bool closing,
+  SteadyClock::time_point on_writer(std::vector<Record>& incoming, bool closing,
                                     SteadyClock::time_point deadline) override;
   HttpResponse query(const std::string& sql, std::string_view body, bool gzip, std::chrono::milliseconds timeout);
   // Version + tables. Returns the failing response (status 0 = no answer) or nullopt.
   std::optional<HttpResponse> connect(std::chrono::milliseconds timeout);
   std::optional<HttpResponse> ensure_table(Table& table, std::chrono::milliseconds timeout);
-  Table& table_for_metric(const std::string& metric);
-  void route(Event&& event);
+  Table& table_for(const TableSchema& schema);
+  void route(const Record& record);
   Outcome send_front(Table& table, std::size_t count, std::chrono::milliseconds timeout);
   void back_off(const std::string& what, const HttpResponse& response);
 
   const ClickHouseOptions options_;
   const std::string host_;
   const std::string base_url_;
-  HttpClient http_;  // writer thread (and the constructor, before the thread starts)
+  const std::vector<const TableSchema*> schemas_;  // tables created up front
+  HttpClient http_;                                // writer thread (and the constructor, before the thread starts)
 
   std::optional<clickhouse::Dialect> dialect_;
   std::string server_version_;
-  std::map<std::string, Table> tables_;  // by metric
-  std::vector<Event> unencoded_;         // before the server's version is known
+  std::map<const TableSchema*, Table> tables_;
+  std::vector<Record> unencoded_;  // before the server's version is known
   SteadyClock::time_point retry_at_{};
   std::chrono::milliseconds backoff_{0};
   SteadyClock::time_point failing_since_{};

@@ -13,8 +13,8 @@ class FanOutSink : public Sink {
  public:
   void add(Sink* sink) { sinks_.push_back(sink); }
   void remove(Sink* sink) { sinks_.erase(std::remove(sinks_.begin(), sinks_.end(), sink), sinks_.end()); }
-  void write(const Event& event) override {
-    for (Sink* s : sinks_) s->write(event);
+  void write(const Record& record) override {
+    for (Sink* s : sinks_) s->write(record);
   }
   void flush() override {
     for (Sink* s : sinks_) s->flush();

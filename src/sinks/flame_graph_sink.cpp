@@ -2,36 +2,19 @@
 #include "sinks/flame_graph_sink.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "pyebpf/error.hpp"
-#include "sinks/stacks.hpp"
 
 namespace pyebpf::sinks {
 namespace {
-
-constexpr const char* kKindName[] = {"CPU", "off-CPU", "GIL wait"};
-constexpr const char* kKindSuffix[] = {"", "off_cpu", "gil_wait"};
-
-long long_field(const Event& e, const char* key) {
-  auto it = e.find(key);
-  return it != e.end() && it->is_number() ? it->get<long>() : 0;
-}
-
-double double_field(const Event& e, const char* key) {
-  auto it = e.find(key);
-  return it != e.end() && it->is_number() ? it->get<double>() : 0;
-}
-
-std::string string_field(const Event& e, const char* key) {
-  auto it = e.find(key);
-  return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 // Writes `text` to `path` through a temporary file and rename(2).
 bool write_atomically(const std::string& path, const std::string& text, std::string& error) {
@@ -54,7 +37,8 @@ bool write_atomically(const std::string& path, const std::string& text, std::str
 
 }  // namespace
 
-FlameGraphSink::FlameGraphSink(Options options) : options_(std::move(options)), last_write_(SteadyClock::now()) {
+FlameGraphSink::FlameGraphSink(Options options)
+    : options_(std::move(options)), events_(options_.kinds.size()), last_write_(SteadyClock::now()) {
   // Fail at start, not after an hour, if the files cannot be written.
   for (const auto* path : {&options_.folded_path, &options_.speedscope_path}) {
     if (path->empty()) continue;
@@ -73,19 +57,28 @@ std::string FlameGraphSink::derived_path(const std::string& path, const std::str
   return path.substr(0, dot) + "." + suffix + path.substr(dot);
 }
 
-std::uint32_t FlameGraphSink::frame_id(const std::string& name) {
-  auto [it, added] = frame_ids_.try_emplace(name, static_cast<std::uint32_t>(frames_.size()));
-  if (added) frames_.push_back(name);
-  return it->second;
+std::uint32_t FlameGraphSink::frame_id(const FlameFrame& frame) {
+  key_.assign(1, static_cast<char>(frame.kind));
+  key_ += frame.name;
+  key_ += '\0';
+  key_ += frame.file;
+  key_ += '\0';
+  key_ += std::to_string(frame.line);
+  auto it = frame_ids_.find(key_);
+  if (it != frame_ids_.end()) return it->second;
+  auto id = static_cast<std::uint32_t>(frames_.size());
+  frames_.push_back({frame.kind, std::string(frame.name), std::string(frame.file), frame.line});
+  frame_ids_.emplace(key_, id);
+  return id;
 }
 
-void FlameGraphSink::add(Kind kind, const Event& e, const std::vector<std::string>& stack, double weight) {
+void FlameGraphSink::add(std::size_t kind, const Record& r, double weight) {
+  namespace f = thread_fields;
   if (!(weight > 0)) return;
   // Time a Python thread spent with no Python frame (starting, exiting, pure
   // C) is still its time: it gets a frame of its own instead of vanishing.
-  static const std::vector<std::string> kNoPythonFrames{kNoPythonFramesLabel};
-  const auto& frames = stack.empty() ? kNoPythonFrames : stack;
-  long pid = long_field(e, "pid"), tid = long_field(e, "tid");
+  if (sample_.empty()) sample_.push_back({FlameFrame::Kind::Label, kNoPythonFramesLabel});
+  const std::uint64_t pid = r.uint_value(f::pid), tid = r.uint_value(f::tid);
   auto [it, added] = profiles_.try_emplace({kind, pid, tid});
   Profile& p = it->second;
   if (added) {
@@ -93,32 +86,26 @@ void FlameGraphSink::add(Kind kind, const Event& e, const std::vector<std::strin
     p.pid = pid;
     p.tid = tid;
   }
-  std::string name = string_field(e, "thread_name");
+  std::string_view name = r.text(f::thread_name);
   if (!name.empty()) p.thread = name;  // latest name wins: threads get named after they start
-  std::vector<std::uint32_t> ids;
-  ids.reserve(frames.size());
-  for (const auto& f : frames) ids.push_back(frame_id(f));
-  auto [pos, fresh] = p.index.try_emplace(ids, p.stacks.size());
-  if (fresh) p.stacks.emplace_back(std::move(ids), 0.0);
+  ids_.clear();
+  for (const auto& frame : sample_) ids_.push_back(frame_id(frame));
+  auto pos = p.index.find(ids_);
+  if (pos == p.index.end()) {
+    pos = p.index.emplace(ids_, p.stacks.size()).first;
+    p.stacks.emplace_back(ids_, 0.0);
+  }
   p.stacks[pos->second].second += weight;
   p.total += weight;
   ++events_[kind];
 }
 
-void FlameGraphSink::write(const Event& e) {
-  std::string metric = string_field(e, "metric");
-  if (metric == "py_stack") {
-    add(Cpu, e, split_frames(string_field(e, "stack")), 1.0);
-  } else if (metric == "off_cpu") {
-    auto frames = split_frames(string_field(e, "py_stack"));
-    for (const auto& k : kernel_frames_root_first(e)) frames.push_back(k + "_[k]");
-    add(OffCpu, e, frames, double_field(e, "off_cpu_ms"));
-  } else if (metric == "gil_wait") {
-    auto frames = split_frames(string_field(e, "waiter_py_stack"));
-    std::string holder = string_field(e, "holder_thread_name");
-    if (holder.empty()) holder = long_field(e, "holder_tid") ? fmt::format("tid {}", long_field(e, "holder_tid")) : "?";
-    frames.push_back("GIL held by " + holder);
-    add(Gil, e, frames, double_field(e, "duration_ms"));
+void FlameGraphSink::write(const Record& r) {
+  for (std::size_t k = 0; k < options_.kinds.size(); ++k) {
+    const FlameGraphKind& kind = options_.kinds[k];
+    if (kind.schema != &r.schema()) continue;
+    sample_.clear();
+    add(k, r, kind.sample(r, sample_));
   }
 }
 
@@ -137,7 +124,7 @@ void FlameGraphSink::begin_close(SteadyClock::time_point) {
   write_files();
 }
 
-std::string FlameGraphSink::folded_text(Kind kind) const {
+std::string FlameGraphSink::folded_text(std::size_t kind) const {
   std::map<std::vector<std::uint32_t>, double> merged;  // threads merged: one graph per kind
   for (const auto& [key, p] : profiles_) {
     if (p.kind != kind) continue;
@@ -146,14 +133,22 @@ std::string FlameGraphSink::folded_text(Kind kind) const {
   std::vector<std::pair<std::string, double>> lines;
   for (const auto& [stack, w] : merged) {
     std::string line;
-    for (auto id : stack) line += (line.empty() ? "" : ";") + frames_[id];
+    for (auto id : stack) {
+      const Frame& f = frames_[id];
+      if (!line.empty()) line += ';';
+      if (f.kind == FlameFrame::Kind::Python)
+        stack::append_text(line, stack::PyFrame{f.name, f.file, f.line});
+      else
+        line += f.name;
+      if (f.kind == FlameFrame::Kind::Kernel) line += "_[k]";
+    }
     lines.emplace_back(std::move(line), w);
   }
   std::sort(lines.begin(), lines.end());
   std::string out;
+  const double scale = options_.kinds[kind].folded_scale;
   for (const auto& [line, w] : lines) {
-    // CPU: sample counts; time kinds: microseconds (whole numbers, as the format wants).
-    auto count = static_cast<long long>(kind == Cpu ? w : std::llround(w * 1000.0));
+    auto count = std::llround(w * scale);
     if (count > 0) out += fmt::format("{} {}\n", line, count);
   }
   return out;
@@ -163,12 +158,16 @@ std::string FlameGraphSink::speedscope_json() const {
   using Json = nlohmann::json;
   Json frames = Json::array();
   for (const auto& f : frames_) {
-    if (f.size() > 4 && f.compare(f.size() - 4, 4, "_[k]") == 0) {
-      frames.push_back({{"name", f.substr(0, f.size() - 4) + " [kernel]"}});
-    } else if (auto py = parse_py_frame(f)) {
-      frames.push_back({{"name", py->function}, {"file", py->file}, {"line", py->line}});
-    } else {
-      frames.push_back({{"name", f}});
+    switch (f.kind) {
+      case FlameFrame::Kind::Python:
+        frames.push_back({{"name", f.name}, {"file", f.file}, {"line", f.line}});
+        break;
+      case FlameFrame::Kind::Kernel:
+        frames.push_back({{"name", f.name + " [kernel]"}});
+        break;
+      case FlameFrame::Kind::Label:
+        frames.push_back({{"name", f.name}});
+        break;
     }
   }
   std::vector<const Profile*> order;
@@ -176,20 +175,19 @@ std::string FlameGraphSink::speedscope_json() const {
   std::stable_sort(order.begin(), order.end(), [](const Profile* a, const Profile* b) {
     return std::tie(a->kind, b->total) < std::tie(b->kind, a->total);  // by kind, then heaviest first
   });
-  const double ms_per_sample = 1000.0 / std::max(1u, options_.pystack_frequency);
   Json profiles = Json::array();
   for (const Profile* p : order) {
+    const FlameGraphKind& kind = options_.kinds[p->kind];
     Json samples = Json::array(), weights = Json::array();
-    double scale = p->kind == Cpu ? ms_per_sample : 1.0;
     double total = 0;
     for (const auto& [stack, w] : p->stacks) {
       samples.push_back(stack);
-      weights.push_back(w * scale);
-      total += w * scale;
+      weights.push_back(w * kind.speedscope_ms);
+      total += w * kind.speedscope_ms;
     }
     std::string thread = p->thread.empty() ? "thread" : p->thread;
     profiles.push_back({{"type", "sampled"},
-                        {"name", fmt::format("{} (pid {} tid {}) · {}", thread, p->pid, p->tid, kKindName[p->kind])},
+                        {"name", fmt::format("{} (pid {} tid {}) · {}", thread, p->pid, p->tid, kind.name)},
                         {"unit", "milliseconds"},
                         {"startValue", 0},
                         {"endValue", total},
@@ -209,10 +207,9 @@ void FlameGraphSink::write_files() {
   std::string error;
   bool ok = true;
   if (!options_.folded_path.empty()) {
-    for (int k = 0; k < kKinds; ++k) {
-      if (k != Cpu && events_[k] == 0) continue;
-      ok &= write_atomically(derived_path(options_.folded_path, kKindSuffix[k]), folded_text(static_cast<Kind>(k)),
-                             error);
+    for (std::size_t k = 0; k < options_.kinds.size(); ++k) {
+      if (k != 0 && events_[k] == 0) continue;
+      ok &= write_atomically(derived_path(options_.folded_path, options_.kinds[k].file_suffix), folded_text(k), error);
     }
   }
   if (!options_.speedscope_path.empty()) ok &= write_atomically(options_.speedscope_path, speedscope_json(), error);
@@ -223,16 +220,16 @@ void FlameGraphSink::write_files() {
 std::string FlameGraphSink::summary() const {
   std::vector<std::string> parts;
   if (!options_.folded_path.empty()) {
-    for (int k = 0; k < kKinds; ++k) {
-      if (k != Cpu && events_[k] == 0) continue;
-      parts.push_back(fmt::format("{} ({}, {} events)", derived_path(options_.folded_path, kKindSuffix[k]),
-                                  kKindName[k], events_[k]));
+    for (std::size_t k = 0; k < options_.kinds.size(); ++k) {
+      if (k != 0 && events_[k] == 0) continue;
+      parts.push_back(fmt::format("{} ({}, {} events)",
+                                  derived_path(options_.folded_path, options_.kinds[k].file_suffix),
+                                  options_.kinds[k].name, events_[k]));
     }
   }
   if (!options_.speedscope_path.empty())
     parts.push_back(fmt::format("{} ({} profiles)", options_.speedscope_path, profiles_.size()));
-  std::string out = "flame graphs: wrote ";
-  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
+  std::string out = fmt::format("flame graphs: wrote {}", fmt::join(parts, ", "));
   if (!last_error_.empty()) out += "; last write failed: " + last_error_;
   return out;
 }

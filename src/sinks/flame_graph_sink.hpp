@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -12,40 +14,58 @@
 
 namespace pyebpf::sinks {
 
+// One frame of a flame graph: a Python frame, a kernel function, or a label
+// (the GIL holder, "[no Python frames]").
+struct FlameFrame {
+  enum class Kind : std::uint8_t { Python, Kernel, Label };
+  Kind kind = Kind::Label;
+  std::string_view name;
+  std::string_view file;  // Python
+  std::int32_t line = 0;  // Python
+};
+
+// A kind of flame graph and how records of one schema feed it. Trackers
+// declare theirs (TrackerDescriptor::flame_graphs); kinds are never mixed in
+// one graph because their weights differ.
+struct FlameGraphKind {
+  std::string name;                     // "CPU", "off-CPU", "GIL wait": speedscope profile names
+  std::string file_suffix;              // --folded file: "" for FILE itself, else FILE.<suffix>, written only when fed
+  const TableSchema* schema = nullptr;  // the records it reads (thread events)
+  // Weight units: folded files hold round(weight * folded_scale) (whole
+  // numbers: samples, or microseconds), speedscope weight * speedscope_ms.
+  double folded_scale = 1;
+  double speedscope_ms = 1;
+  // Appends the record's frames (root first) and returns its weight; a
+  // weight <= 0 adds nothing.
+  std::function<double(const Record&, std::vector<FlameFrame>&)> sample;
+};
+
+// The one frame of a sample taken while its thread had no Python frame.
+inline constexpr const char* kNoPythonFramesLabel = "[no Python frames]";
+
 // Aggregates stacks into flame graphs, written at the end of the run and
 // rewritten every minute (atomically, so a killed run leaves a usable file).
 //
-// Three kinds, never mixed in one graph because their weights differ:
-//   CPU      py_stack events; weight = samples (folded) or
-//            samples / --pystack-frequency seconds (speedscope, in ms)
-//   off-CPU  off_cpu events; weight = off_cpu_ms; frames = Python stack, then
-//            the kernel stack with "_[k]" appended (flamegraph.pl colours those)
-//   GIL wait gil_wait events; weight = duration_ms; frames = the waiter's
-//            Python stack, then "GIL held by <holder thread>"
-//
-// --folded FILE: FILE holds CPU (collapsed "root;...;leaf count"); the time
-// kinds go to FILE with ".off_cpu"/".gil_wait" before its extension, weights
-// in microseconds, each written only when such events exist.
+// --folded FILE: the first kind (CPU, collapsed "root;...;leaf count") goes
+// to FILE, the others to FILE with ".<suffix>" before its extension, each
+// written only when such events exist. Kernel frames end in "_[k]"
+// (flamegraph.pl colours those).
 // --speedscope FILE: one speedscope file, one "sampled" profile per thread
 // and kind ("MainThread (pid 1 tid 1) · CPU"), in milliseconds. Samples are
 // the distinct stacks in order of first appearance with their total weight:
 // left-heavy and sandwich views are exact, the time-order view is not a timeline.
-// The one frame of a sample taken while its thread had no Python frame.
-inline constexpr const char* kNoPythonFramesLabel = "[no Python frames]";
-
 class FlameGraphSink : public Sink {
  public:
   struct Options {
     std::string folded_path;      // empty: none
     std::string speedscope_path;  // empty: none
-    unsigned pystack_frequency = 99;
-    std::string title;     // speedscope file name field
-    std::string exporter;  // "pyebpf 0.1.0"
+    std::string title;            // speedscope file name field
+    std::string exporter;         // "pyebpf 0.1.0"
+    std::vector<FlameGraphKind> kinds;
   };
-  enum Kind { Cpu = 0, OffCpu, Gil, kKinds };
 
   explicit FlameGraphSink(Options options);
-  void write(const Event& event) override;
+  void write(const Record& record) override;
   void flush() override;
   void begin_close(SteadyClock::time_point deadline) override;
   std::string summary() const override;
@@ -53,27 +73,35 @@ class FlameGraphSink : public Sink {
   // "prof.folded" + "off_cpu" -> "prof.off_cpu.folded".
   static std::string derived_path(const std::string& path, const std::string& suffix);
   // The text of the files, for tests.
-  std::string folded_text(Kind kind) const;
+  std::string folded_text(std::size_t kind) const;
   std::string speedscope_json() const;
 
  private:
+  struct Frame {
+    FlameFrame::Kind kind;
+    std::string name, file;
+    std::int32_t line;
+  };
   struct Profile {
-    Kind kind;
-    long pid = 0, tid = 0;
+    std::size_t kind = 0;
+    std::uint64_t pid = 0, tid = 0;
     std::string thread;
     std::map<std::vector<std::uint32_t>, std::size_t> index;  // stack -> position in `stacks`
     std::vector<std::pair<std::vector<std::uint32_t>, double>> stacks;
     double total = 0;
   };
-  std::uint32_t frame_id(const std::string& name);
-  void add(Kind kind, const Event& event, const std::vector<std::string>& stack, double weight);
+  std::uint32_t frame_id(const FlameFrame& frame);
+  void add(std::size_t kind, const Record& record, double weight);
   void write_files();
 
   Options options_;
   std::unordered_map<std::string, std::uint32_t> frame_ids_;
-  std::vector<std::string> frames_;
-  std::map<std::tuple<int, long, long>, Profile> profiles_;  // (kind, pid, tid)
-  std::uint64_t events_[kKinds] = {};
+  std::vector<Frame> frames_;
+  std::map<std::tuple<std::size_t, std::uint64_t, std::uint64_t>, Profile> profiles_;  // (kind, pid, tid)
+  std::vector<std::uint64_t> events_;                                                  // per kind
+  std::vector<FlameFrame> sample_;  // frames of the record being added, reused
+  std::vector<std::uint32_t> ids_;  // their ids, reused
+  std::string key_;                 // frame_id() lookups, reused
   SteadyClock::time_point last_write_;
   std::string last_error_;
   bool closed_ = false;

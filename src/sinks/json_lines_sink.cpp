@@ -9,10 +9,6 @@
 
 namespace pyebpf::sinks {
 
-std::string to_json_line(const Event& event) {
-  return event.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-}
-
 JsonLinesSink::~JsonLinesSink() {
   try {
     flush();
@@ -21,8 +17,8 @@ JsonLinesSink::~JsonLinesSink() {
   }
 }
 
-void JsonLinesSink::write(const Event& event) {
-  buffer_ += to_json_line(event);
+void JsonLinesSink::write(const Record& record) {
+  writer_.append(buffer_, record);
   buffer_ += '\n';
   if (buffer_.size() >= kFlushBytes) flush();
 }

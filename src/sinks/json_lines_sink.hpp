@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "sinks/json_writer.hpp"
 #include "sinks/sink.hpp"
 
 namespace pyebpf::sinks {
@@ -15,13 +16,14 @@ class JsonLinesSink : public Sink {
   explicit JsonLinesSink(int fd) : fd_(fd) {}
   ~JsonLinesSink() override;
 
-  void write(const Event& event) override;
+  void write(const Record& record) override;
   void flush() override;
 
  private:
   static constexpr std::size_t kFlushBytes = 1 << 16;
   int fd_;
   std::string buffer_;
+  JsonWriter writer_;
 };
 
 }  // namespace pyebpf::sinks

@@ -2,15 +2,12 @@
 #pragma once
 
 #include <chrono>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 
-namespace pyebpf::sinks {
+#include "sinks/record.hpp"
 
-// One event: a flat JSON object whose keys keep insertion order, so every
-// sink (stdout, files, databases) sees fields in the documented order.
-using Event = nlohmann::ordered_json;
+namespace pyebpf::sinks {
 
 using SteadyClock = std::chrono::steady_clock;
 
@@ -26,7 +23,7 @@ class OutputClosed : public std::runtime_error {
 class Sink {
  public:
   virtual ~Sink() = default;
-  virtual void write(const Event& event) = 0;
+  virtual void write(const Record& record) = 0;
   virtual void flush() {}
   // End of the run: stop taking events and deliver what is still held,
   // giving up at `deadline`. wait_closed() returns true once done, false if
@@ -38,9 +35,5 @@ class Sink {
   // event lost and why. Empty: nothing to say.
   virtual std::string summary() const { return {}; }
 };
-
-// Serialises one event as a single line of valid UTF-8 JSON (invalid bytes
-// replaced), the format of stdout and of the --also-stdout copy.
-std::string to_json_line(const Event& event);
 
 }  // namespace pyebpf::sinks

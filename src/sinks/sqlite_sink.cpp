@@ -44,7 +44,7 @@ bool SqliteSink::commit_pending() {
   return true;
 }
 
-SteadyClock::time_point SqliteSink::on_writer(std::vector<Event>& incoming, bool closing,
+SteadyClock::time_point SqliteSink::on_writer(std::vector<Record>& incoming, bool closing,
                                               SteadyClock::time_point /*deadline*/) {
   for (auto& e : incoming) pending_.push_back(std::move(e));
   auto now = SteadyClock::now();

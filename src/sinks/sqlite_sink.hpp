@@ -30,13 +30,13 @@ class SqliteSink : public AsyncSink {
   long run_id() const { return run_id_; }
 
  private:
-  SteadyClock::time_point on_writer(std::vector<Event>& incoming, bool closing,
+  SteadyClock::time_point on_writer(std::vector<Record>& incoming, bool closing,
                                     SteadyClock::time_point deadline) override;
   bool commit_pending();
 
   std::unique_ptr<SqliteStore> store_;
   long run_id_ = 0;
-  std::vector<Event> pending_;
+  std::vector<Record> pending_;
   SteadyClock::time_point last_commit_{};
   SteadyClock::time_point retry_at_{};
   std::atomic<std::uint64_t> commits_{0}, failures_{0};

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "pyebpf/error.hpp"
+#include "sinks/json_writer.hpp"
 #include "sinks/schema.hpp"
 #include "util/clock.hpp"
 
@@ -37,6 +38,7 @@ const char* sql_type(ColumnType t) {
     case ColumnType::Bool:
       return "BOOLEAN";
     case ColumnType::StringArray:
+    case ColumnType::NativeStack:
     case ColumnType::Json:
       return "JSON";
     default:
@@ -53,15 +55,6 @@ std::string lower(const std::string& name) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }
   return out;
-}
-
-// Type of a column first seen with `value`.
-const char* sql_type_of(const Event& value) {
-  if (value.is_boolean()) return "BOOLEAN";
-  if (value.is_number_integer()) return "INTEGER";
-  if (value.is_number_float()) return "REAL";
-  if (value.is_structured()) return "JSON";
-  return "TEXT";
 }
 
 class Statement {
@@ -88,37 +81,9 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
-// Event strings are bound without a copy (SQLITE_STATIC): they outlive the step.
-void bind_text(sqlite3_stmt* s, int i, const std::string& text) {
-  sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
-}
-
 // Temporaries are copied.
 void bind_copy(sqlite3_stmt* s, int i, const std::string& text) {
   sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-}
-
-void bind_value(sqlite3_stmt* s, int i, const Event& v) {
-  if (v.is_null()) {
-    sqlite3_bind_null(s, i);
-  } else if (v.is_boolean()) {
-    sqlite3_bind_int(s, i, v.get<bool>() ? 1 : 0);
-  } else if (v.is_number_unsigned()) {
-    auto u = v.get<std::uint64_t>();
-    if (u <= static_cast<std::uint64_t>(std::numeric_limits<sqlite3_int64>::max()))
-      sqlite3_bind_int64(s, i, static_cast<sqlite3_int64>(u));
-    else
-      sqlite3_bind_double(s, i, static_cast<double>(u));
-  } else if (v.is_number_integer()) {
-    sqlite3_bind_int64(s, i, v.get<std::int64_t>());
-  } else if (v.is_number_float()) {
-    sqlite3_bind_double(s, i, v.get<double>());
-  } else if (v.is_string()) {
-    bind_text(s, i, v.get_ref<const std::string&>());
-  } else {
-    std::string text = v.dump(-1, ' ', false, Event::error_handler_t::replace);
-    sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-  }
 }
 
 }  // namespace
@@ -209,7 +174,7 @@ long SqliteStore::begin_run(const RunInfo& info) {
   bind_copy(s.get(), 2, info.host);
   bind_copy(s.get(), 3, info.version);
   bind_copy(s.get(), 4, info.command_line);
-  bind_copy(s.get(), 5, Event(info.pids).dump());
+  bind_copy(s.get(), 5, nlohmann::ordered_json(info.pids).dump());
   bind_copy(s.get(), 6, iso8601_utc(info.started_us));
   sqlite3_bind_int64(s.get(), 7, info.started_us);
   s.step();
@@ -224,20 +189,21 @@ void SqliteStore::end_run(long run_id, const RunEnd& end) {
   sqlite3_bind_int64(s.get(), 2, end.ended_us);
   sqlite3_bind_double(s.get(), 3, end.duration_s);
   bind_copy(s.get(), 4, end.stop_reason);
-  bind_copy(s.get(), 5, Event(end.summary_lines).dump(-1, ' ', false, Event::error_handler_t::replace));
+  bind_copy(
+      s.get(), 5,
+      nlohmann::ordered_json(end.summary_lines).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
   sqlite3_bind_int64(s.get(), 6, run_id);
   s.step();
 }
 
-SqliteStore::Table& SqliteStore::table_for_metric(const std::string& metric) {
-  auto it = tables_.find(metric);
+SqliteStore::Table& SqliteStore::table_for(const TableSchema& schema) {
+  auto it = tables_.find(&schema);
   if (it != tables_.end()) return it->second;
-  const TableSchema& schema = table_for(metric);
-  std::string sql = "CREATE TABLE IF NOT EXISTS " + quote(schema.table) + " (run_id INTEGER NOT NULL, metric TEXT";
-  for (const auto& c : schema.columns) sql += ", " + quote(c.name) + " " + sql_type(c.type);
+  std::string sql = "CREATE TABLE IF NOT EXISTS " + quote(schema.table()) + " (run_id INTEGER NOT NULL, metric TEXT";
+  for (const auto& c : schema.columns()) sql += ", " + quote(c.name) + " " + sql_type(c.type);
   exec(sql + ")");
   Table t;
-  t.name = schema.table;
+  t.name = schema.table();
   {
     // The table may predate this pyebpf: take its columns as they are.
     Statement info(db_, "PRAGMA table_info(" + quote(t.name) + ")");
@@ -248,12 +214,14 @@ SqliteStore::Table& SqliteStore::table_for_metric(const std::string& metric) {
       t.columns.push_back(name);
     }
   }
-  for (const auto& c : schema.columns) {
+  for (const auto& c : schema.columns()) {
     if (!t.index.count(lower(c.name))) add_column(t, c.name, sql_type(c.type));
+    t.slot_of_field.push_back(t.index.at(lower(c.name)));
   }
   if (!t.index.count("metric")) add_column(t, "metric", "TEXT");
+  t.metric_slot = t.index.at("metric");
   prepare_insert(t);
-  return tables_.emplace(metric, std::move(t)).first->second;
+  return tables_.emplace(&schema, std::move(t)).first->second;
 }
 
 void SqliteStore::add_column(Table& t, const std::string& name, const std::string& type) {
@@ -275,32 +243,63 @@ void SqliteStore::prepare_insert(Table& t) {
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &t.insert, nullptr) != SQLITE_OK) fail("prepare insert");
 }
 
-void SqliteStore::insert(long run_id, const Event& event) {
-  auto m = event.find("metric");
-  Table& t = table_for_metric(m != event.end() && m->is_string() ? m->get_ref<const std::string&>() : std::string());
-  // One lookup per field: its column, added first if the table lacks it.
-  slots_.clear();
-  bool added = false;
-  for (auto it = event.begin(); it != event.end(); ++it) {
-    const std::string& key = it.key();
-    auto col = t.index.find(key);
-    if (col == t.index.end()) col = t.index.find(lower(key));
-    int slot = -1;
-    if (col != t.index.end()) {
-      slot = col->second;
-    } else if (!key.empty() && lower(key) != "run_id") {
-      add_column(t, key, sql_type_of(it.value()));
-      slot = static_cast<int>(t.columns.size()) - 1;
-      added = true;
-    }
-    slots_.push_back(slot);
-  }
-  if (added) prepare_insert(t);
+void SqliteStore::insert(long run_id, const Record& r) {
+  using K = Record::Kind;
+  Table& t = table_for(r.schema());
   sqlite3_stmt* s = t.insert;
   sqlite3_bind_int64(s, 1, run_id);
-  std::size_t i = 0;
-  for (auto it = event.begin(); it != event.end(); ++it, ++i) {
-    if (slots_[i] >= 0) bind_value(s, slots_[i] + 2, it.value());
+  // Text bound without a copy (SQLITE_STATIC) lives in the record, which
+  // outlives the step; composed text (stacks, times) is copied.
+  auto bind_view = [&](int i, std::string_view text) {
+    sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+  };
+  bind_view(t.metric_slot + 2, r.metric());
+  for (FieldId f = 0; f < t.slot_of_field.size(); ++f) {
+    const int i = t.slot_of_field[f] + 2;
+    scratch_.clear();
+    switch (r.kind(f)) {
+      case K::Absent:
+      case K::Null:
+        break;  // NULL: the event had no such field
+      case K::UInt:
+        if (r.uint_value(f) <= static_cast<std::uint64_t>(std::numeric_limits<sqlite3_int64>::max()))
+          sqlite3_bind_int64(s, i, static_cast<sqlite3_int64>(r.uint_value(f)));
+        else
+          sqlite3_bind_double(s, i, static_cast<double>(r.uint_value(f)));
+        break;
+      case K::Int:
+      case K::Time:
+        if (r.kind(f) == K::Time) {
+          append_iso8601_utc(scratch_, r.time_us(f));
+          bind_copy(s, i, scratch_);
+        } else {
+          sqlite3_bind_int64(s, i, r.int_value(f));
+        }
+        break;
+      case K::Float:
+        sqlite3_bind_double(s, i, r.float_value(f));
+        break;
+      case K::Bool:
+        sqlite3_bind_int(s, i, r.bool_value(f) ? 1 : 0);
+        break;
+      case K::Text:
+        bind_view(i, r.text(f));
+        break;
+      case K::PyStack:
+        for (std::size_t k = 0; k < r.size(f); ++k) {
+          if (k) scratch_ += ';';
+          stack::append_text(scratch_, r.py_frame(f, k));
+        }
+        bind_copy(s, i, scratch_);
+        break;
+      case K::Texts:
+      case K::NativeStack:
+      case K::Json:
+        // JSON text, as the reader parses it back (declared type JSON).
+        json_.append_value(scratch_, r, f);
+        bind_copy(s, i, scratch_);
+        break;
+    }
   }
   int rc = sqlite3_step(s);
   sqlite3_reset(s);
@@ -320,7 +319,7 @@ std::vector<SqliteStore::StoredRun> SqliteStore::runs() {
     r.info.host = s.text(2);
     r.info.version = s.text(3);
     r.info.command_line = s.text(4);
-    auto pids = Event::parse(s.text(5), nullptr, false);
+    auto pids = nlohmann::json::parse(s.text(5), nullptr, false);
     if (pids.is_array()) {
       for (const auto& p : pids) {
         if (p.is_number_integer()) r.info.pids.push_back(p.get<long>());
@@ -331,7 +330,7 @@ std::vector<SqliteStore::StoredRun> SqliteStore::runs() {
     r.end.ended_us = sqlite3_column_int64(s.get(), 7);
     r.end.duration_s = sqlite3_column_double(s.get(), 8);
     r.end.stop_reason = s.text(9);
-    auto lines = Event::parse(s.text(10), nullptr, false);
+    auto lines = nlohmann::json::parse(s.text(10), nullptr, false);
     if (lines.is_array()) {
       for (const auto& l : lines) {
         if (l.is_string()) r.end.summary_lines.push_back(l.get<std::string>());
@@ -342,7 +341,8 @@ std::vector<SqliteStore::StoredRun> SqliteStore::runs() {
   return out;
 }
 
-void SqliteStore::for_each_event(long run_id, const std::function<void(const Event&)>& fn) {
+void SqliteStore::for_each_event(long run_id, const std::function<void(const nlohmann::ordered_json&)>& fn) {
+  using Event = nlohmann::ordered_json;
   std::vector<std::string> tables;
   {
     Statement s(db_,

@@ -9,8 +9,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "sinks/json_writer.hpp"
+#include "sinks/record.hpp"
 #include "sinks/run_info.hpp"
-#include "sinks/sink.hpp"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -18,10 +21,9 @@ struct sqlite3_stmt;
 namespace pyebpf::sinks {
 
 // One SQLite file holding runs and their events: a table per metric (the
-// ClickHouse names), one row per event with one column per field, plus
-// `run_id`. Columns come from the schema (sinks/schema.hpp) and are added on
-// the fly for fields it does not know, typed by their first value, so any
-// tracker's events land whole. Declared types tell the reader how to give the
+// ClickHouse names), one row per event with one column per field of the
+// record's schema, plus `run_id` and `metric`. A table an older pyebpf made
+// gets the columns it lacks. Declared types tell the reader how to give the
 // JSON back: BOOLEAN -> true/false, JSON -> parsed, the rest by storage class.
 class SqliteStore {
  public:
@@ -38,7 +40,7 @@ class SqliteStore {
   void begin();
   void commit();
   void rollback() noexcept;
-  void insert(long run_id, const Event& event);
+  void insert(long run_id, const Record& record);
 
   // --- reading ---
   struct StoredRun {
@@ -48,9 +50,9 @@ class SqliteStore {
     RunEnd end;
   };
   std::vector<StoredRun> runs();
-  // Every event of the run, table by table (tables in name order), rows in
-  // insertion order.
-  void for_each_event(long run_id, const std::function<void(const Event&)>& fn);
+  // Every event of the run as a JSON object (the input boundary of `pyebpf
+  // report`), table by table (tables in name order), rows in insertion order.
+  void for_each_event(long run_id, const std::function<void(const nlohmann::ordered_json&)>& fn);
 
   const std::string& path() const { return path_; }
 
@@ -59,9 +61,11 @@ class SqliteStore {
     std::string name;
     std::vector<std::string> columns;  // after run_id
     std::unordered_map<std::string, int> index;
+    std::vector<int> slot_of_field;  // schema field -> column
+    int metric_slot = -1;
     sqlite3_stmt* insert = nullptr;
   };
-  Table& table_for_metric(const std::string& metric);
+  Table& table_for(const TableSchema& schema);
   void add_column(Table& table, const std::string& name, const std::string& type);
   void prepare_insert(Table& table);
   void exec(const std::string& sql);
@@ -69,8 +73,9 @@ class SqliteStore {
 
   std::string path_;
   sqlite3* db_ = nullptr;
-  std::map<std::string, Table> tables_;  // by metric
-  std::vector<int> slots_;               // insert(): column of each field
+  std::map<const TableSchema*, Table> tables_;
+  std::string scratch_;  // insert(): a value's text
+  JsonWriter json_;
 };
 
 }  // namespace pyebpf::sinks

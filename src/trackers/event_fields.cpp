@@ -1,48 +1,48 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "trackers/event_fields.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "python/unicode.hpp"
 
 namespace pyebpf::trackers {
 
-void add_time(sinks::Event& event, const WallClock& clock, std::uint64_t monotonic_ns, const char* iso_key,
-              const char* us_key) {
-  std::int64_t us = clock.epoch_us(monotonic_ns);
-  event[iso_key] = iso8601_utc(us);
-  event[us_key] = us;
-}
-
-std::optional<std::string> python_thread_name(TrackerContext& ctx, std::uint32_t pid, std::uint64_t thread_ident,
-                                              std::uint32_t ns_tid) {
-  auto* python = ctx.targets.python(static_cast<pid_t>(pid));
-  if (!python || !thread_ident) return std::nullopt;
-  return python->thread_names().name(thread_ident, ns_tid);
-}
-
-std::string thread_name(TrackerContext& ctx, std::uint32_t pid, std::uint64_t thread_ident, std::uint32_t ns_tid,
+std::string thread_name(const DecodeContext& ctx, std::uint32_t pid, std::uint64_t thread_ident, std::uint32_t ns_tid,
                         std::string_view comm) {
-  return python_thread_name(ctx, pid, thread_ident, ns_tid).value_or(std::string(comm));
+  if (thread_ident) {
+    if (auto name = ctx.targets.thread_name(static_cast<pid_t>(pid), thread_ident, ns_tid)) return *name;
+  }
+  return std::string(comm);
 }
 
 std::string comm_text(const char (&comm)[PYEBPF_COMM_LEN]) {
   return python::sanitize_utf8(std::string_view(comm, strnlen(comm, PYEBPF_COMM_LEN)));
 }
 
-sinks::Event thread_event(std::string_view metric, TrackerContext& ctx, const pyebpf_event_header& hdr) {
+void set_thread_fields(sinks::Record& r, const DecodeContext& ctx, const pyebpf_event_header& hdr) {
+  namespace f = sinks::thread_fields;
   std::string comm = comm_text(hdr.comm);
-  sinks::Event e;
-  e["metric"] = metric;
-  e["env"] = ctx.options.env;
-  add_time(e, ctx.clock, hdr.ts_ns);
-  e["pid"] = hdr.pid;
-  e["tid"] = hdr.tid;
-  e["container_pid"] = hdr.ns_pid;
-  e["container_tid"] = hdr.ns_tid;
-  e["comm"] = comm;
-  e["thread_name"] = thread_name(ctx, hdr.pid, hdr.thread_id, hdr.ns_tid, comm);
-  return e;
+  const std::int64_t us = ctx.clock.epoch_us(hdr.ts_ns);
+  r.set_text(f::env, ctx.env);
+  r.set_time(f::ts, us);
+  r.set_int(f::ts_us, us);
+  r.set_uint(f::pid, hdr.pid);
+  r.set_uint(f::tid, hdr.tid);
+  r.set_uint(f::container_pid, hdr.ns_pid);
+  r.set_uint(f::container_tid, hdr.ns_tid);
+  r.set_text(f::comm, comm);
+  r.set_text(f::thread_name, thread_name(ctx, hdr.pid, hdr.thread_id, hdr.ns_tid, comm));
+}
+
+std::size_t add_python_stack(sinks::Record& r, sinks::FieldId f, python::FrameResolver& resolver,
+                             const pyebpf_py_stack& stack, std::size_t bytes) {
+  std::size_t available =
+      bytes >= PYEBPF_STACK_BYTES(0) ? (bytes - PYEBPF_STACK_BYTES(0)) / sizeof(pyebpf_py_frame) : 0;
+  std::size_t depth = std::min<std::size_t>({stack.depth, available, PYEBPF_MAX_FRAMES});
+  r.begin_py_stack(f);
+  for (std::size_t i = depth; i-- > 0;) r.add_py_frame(resolver.resolve(stack.frames[i]));
+  return depth;
 }
 
 }  // namespace pyebpf::trackers

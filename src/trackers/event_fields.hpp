@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+// What decoders share: the fields every thread-level event starts with, and
+// Python stacks from BPF records.
 #pragma once
 
 #include <optional>
@@ -6,30 +8,43 @@
 #include <string_view>
 
 #include "common.h"
-#include "sinks/sink.hpp"
+#include "python.h"
+#include "sinks/record.hpp"
 #include "trackers/tracker.hpp"
 
 namespace pyebpf::trackers {
 
-// The fields every thread-level event starts with, in this order: metric, env,
-// ts, ts_us, pid, tid, container_pid, container_tid, comm, thread_name.
+// What a decoder names things with. Unlike TrackerContext it holds no BPF
+// object, so decoders run in unit tests without root.
+struct DecodeContext {
+  const std::string& env;
+  TargetLookup& targets;
+  const WallClock& clock;
+};
+
+inline DecodeContext decode_context(const TrackerContext& ctx) {
+  return {ctx.env, ctx.targets, ctx.clock};
+}
+
+// Sets the fields every thread-level event starts with (sinks::thread_fields):
+// env, ts, ts_us, pid, tid, container_pid, container_tid, comm, thread_name.
 // thread_name is the threading.Thread name when the thread has one, else the
 // kernel thread name.
-sinks::Event thread_event(std::string_view metric, TrackerContext& ctx, const pyebpf_event_header& hdr);
+void set_thread_fields(sinks::Record& r, const DecodeContext& ctx, const pyebpf_event_header& hdr);
 
 // A kernel thread name (task comm) from BPF, as valid UTF-8.
 std::string comm_text(const char (&comm)[PYEBPF_COMM_LEN]);
 
-// "ts" and "ts_us" for a BPF timestamp.
-void add_time(sinks::Event& event, const WallClock& clock, std::uint64_t monotonic_ns, const char* iso_key = "ts",
-              const char* us_key = "ts_us");
-
 // The threading name of (pid, thread ident, tid in the target's pid
-// namespace), if the target is a Python process that named that thread.
-std::optional<std::string> python_thread_name(TrackerContext& ctx, std::uint32_t pid, std::uint64_t thread_ident,
-                                              std::uint32_t ns_tid);
-// That name, else comm.
-std::string thread_name(TrackerContext& ctx, std::uint32_t pid, std::uint64_t thread_ident, std::uint32_t ns_tid,
+// namespace), else `comm`.
+std::string thread_name(const DecodeContext& ctx, std::uint32_t pid, std::uint64_t thread_ident, std::uint32_t ns_tid,
                         std::string_view comm);
+
+// Adds the Python stack BPF recorded (leaf first) to field `f`, root first,
+// naming each frame with `resolver`. `bytes` is how much of `stack` arrived
+// from BPF: frames beyond it are ignored even if the depth field claims more.
+// Returns the number of frames; the leaf is the field's last frame.
+std::size_t add_python_stack(sinks::Record& r, sinks::FieldId f, python::FrameResolver& resolver,
+                             const pyebpf_py_stack& stack, std::size_t bytes);
 
 }  // namespace pyebpf::trackers

@@ -2,7 +2,9 @@
 #include "trackers/gc.hpp"
 
 #include <bpf/bpf.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,9 +14,8 @@
 #include "gc.skel.h"
 #include "pyebpf/error.hpp"
 #include "python/process.hpp"
-#include "python/stack_format.hpp"
 #include "trackers/bpf_counters.hpp"
-#include "trackers/event_fields.hpp"
+#include "trackers/gc_events.hpp"
 #include "util/clock.hpp"
 
 namespace pyebpf::trackers {
@@ -123,10 +124,11 @@ GcHookPlan plan_gc_hooks(const binary::ElfFile& elf, const python::PyVersion& ve
     }
     if (!plan.functions.empty()) {
       plan.kind = GcHookPlan::Kind::Uprobe;
-      std::string names;
-      for (const auto& sym : plan.functions) names += (names.empty() ? "" : ", ") + sym.name + " at " + hex(sym.value);
-      plan.description = fmt::format("uprobe + uretprobe on {}; a pause spans the whole call, {} gc.callbacks", names,
-                                     collector_calls_callbacks(version) ? "including" : "without");
+      std::vector<std::string> names;
+      for (const auto& sym : plan.functions) names.push_back(sym.name + " at " + hex(sym.value));
+      plan.description =
+          fmt::format("uprobe + uretprobe on {}; a pause spans the whole call, {} gc.callbacks", fmt::join(names, ", "),
+                      collector_calls_callbacks(version) ? "including" : "without");
       return plan;
     }
   }
@@ -238,44 +240,41 @@ pyebpf_gc_proc gc_proc_config(const python::PythonProcess& python) {
   return cfg;
 }
 
-void GcTracker::SkelDeleter::operator()(gc_bpf* skel) const noexcept {
-  gc_bpf__destroy(skel);
-}
-
-GcTracker::GcTracker() = default;
+GcTracker::GcTracker(const GcOptions& options) : options_(options), record_(gc_pause_schema()) {}
 GcTracker::~GcTracker() = default;
 
 void GcTracker::start(TrackerContext& ctx) {
   ctx_ = &ctx;
-  const GcHookChoice choice = parse_gc_hook(ctx.options.gc_hook).value_or(GcHookChoice::Auto);
+  const GcHookChoice choice = parse_gc_hook(options_.hook).value_or(GcHookChoice::Auto);
 
   struct Planned {
     pid_t pid;
     std::string binary;  // path pyebpf opens the interpreter by (procfs::open_path)
     std::string who;
+    const binary::ElfFile* elf;
     GcHookPlan plan;
     pyebpf_gc_proc config;
   };
   std::vector<Planned> planned;
   TargetFailures failures;
-  for (auto& target : ctx.targets.all()) {
+  for (const auto& target : ctx.targets.all()) {
     if (target.exited) continue;
     auto& python = *target.python;
     const auto& interp = python.interpreter();
     try {
       GcHookPlan plan = plan_gc_hooks(interp.elf, interp.version, choice);
       if (plan.kind == GcHookPlan::Kind::None) throw Error(plan.missing, plan.hint);
-      planned.push_back({target.pid, interp.open_path, who(python), std::move(plan), gc_proc_config(python)});
+      planned.push_back(
+          {target.pid, interp.open_path, who(python), &interp.elf, std::move(plan), gc_proc_config(python)});
     } catch (const Error& e) {
       failures.add(target.pid, python.name(), e);
     }
   }
   failures.settle("gc", planned.size(), ctx.degraded);
 
-  skel_.reset(gc_bpf__open());
-  if (!skel_) throw Error(errno_text("gc: open BPF object", errno));
-  skel_->rodata->targ_min_ns = static_cast<__u64>(ctx.options.gc_min_ms * 1e6);
-  skel_->rodata->targ_py_stack = ctx.options.gc_py_enable;
+  skel_ = bpf::Skeleton<gc_bpf>("gc", {gc_bpf__open, gc_bpf__load, gc_bpf__destroy});
+  skel_->rodata->targ_min_ns = static_cast<__u64>(options_.min_ms * 1e6);
+  skel_->rodata->targ_py_stack = options_.py_enable;
   skel_->rodata->targ_use_bpf_loop = bpf::kernel_has_bpf_loop();
   auto uses = [&](GcHookPlan::Kind kind) {
     return std::any_of(planned.begin(), planned.end(), [&](const Planned& p) { return p.plan.kind == kind; });
@@ -284,15 +283,13 @@ void GcTracker::start(TrackerContext& ctx) {
   bpf_program__set_autoload(skel_->progs.gc_usdt_done, uses(GcHookPlan::Kind::Usdt));
   bpf_program__set_autoload(skel_->progs.gc_collect_entry, uses(GcHookPlan::Kind::Uprobe));
   bpf_program__set_autoload(skel_->progs.gc_collect_return, uses(GcHookPlan::Kind::Uprobe));
-  ctx.shared_maps.reuse_in(skel_->obj);
-  if (int err = gc_bpf__load(skel_.get()))
-    throw Error(errno_text("gc: load BPF object", -err), "run with -vv to see the verifier log");
+  skel_.load(ctx.shared_maps);
 
   for (const auto& p : planned) {
     __u32 key = static_cast<__u32>(p.pid);
     if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gc_procs), &key, &p.config, BPF_ANY))
       throw Error(errno_text("gc: add pid " + std::to_string(p.pid) + " to gc_procs", errno));
-    attach(p.pid, p.binary, p.plan);
+    attach(p.pid, p.binary, *p.elf, p.plan);
     spdlog::info("gc: {}: {}", p.who, p.plan.description);
   }
   traced_ = planned.size();
@@ -300,7 +297,7 @@ void GcTracker::start(TrackerContext& ctx) {
       skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gc");
 }
 
-void GcTracker::attach(pid_t pid, const std::string& binary, const GcHookPlan& plan) {
+void GcTracker::attach(pid_t pid, const std::string& binary, const binary::ElfFile& elf, const GcHookPlan& plan) {
   if (plan.kind == GcHookPlan::Kind::Usdt) {
     // libbpf resolves the argument specs and arms the semaphores (through
     // the uprobe reference counter) for this process only.
@@ -314,7 +311,6 @@ void GcTracker::attach(pid_t pid, const std::string& binary, const GcHookPlan& p
     }
     return;
   }
-  const binary::ElfFile& elf = ctx_->targets.python(pid)->interpreter().elf;
   for (std::size_t i = 0; i < plan.functions.size(); ++i) {
     const auto& sym = plan.functions[i];
     const std::uint64_t offset = *elf.file_offset(sym.value);
@@ -343,38 +339,10 @@ void GcTracker::consume() {
 }
 
 void GcTracker::handle(const void* data, std::size_t size) {
-  if (size < PYEBPF_GC_EVENT_BYTES(0)) {
-    ++malformed_;
-    return;
-  }
-  pyebpf_gc_event ev{};
-  std::memcpy(&ev, data, std::min(size, sizeof(ev)));
-  auto* python = ctx_->targets.python(static_cast<pid_t>(ev.hdr.pid));
-  if (!python) return;  // target already gone and forgotten
-
-  sinks::Event e = thread_event("gc_pause", *ctx_, ev.hdr);
-  e["start_time"] = iso8601_utc(ctx_->clock.epoch_us(ev.hdr.ts_ns));
-  e["end_time"] = iso8601_utc(ctx_->clock.epoch_us(ev.end_ns));
-  e["duration_ms"] = static_cast<double>(ev.end_ns - ev.hdr.ts_ns) / 1e6;
-  if (ev.generation >= 0) e["generation"] = ev.generation;
-  if (!(ev.flags & PYEBPF_GC_F_NO_STATS)) {
-    e["collected"] = ev.collected;
-    e["uncollectable"] = ev.uncollectable;
-  }
-  if (ev.flags & PYEBPF_GC_F_NESTED) e["nested"] = true;
-  if (ctx_->options.gc_py_enable) {
-    auto stack = python::format_stack(python->symbolizer(), ev.stack, size - PYEBPF_GC_EVENT_FIXED);
-    e["py_stack"] = stack.text;
-    e["py_stack_depth"] = stack.depth;
-    if (stack.truncated) e["py_stack_truncated"] = true;
-    if (ev.stack.status == PYEBPF_STACK_READ_FAULT) e["py_stack_partial"] = true;
-  }
-  ctx_->targets.count_event(static_cast<pid_t>(ev.hdr.pid));
-  ctx_->sink.write(e);
-  ++emitted_;
+  deliver(decode_gc_pause(data, size, decode_context(*ctx_), options_.py_enable, record_), record_, *ctx_, counts_);
 }
 
-std::string GcTracker::summary() const {
+std::string GcTracker::summary_line() const {
   if (!skel_) return "gc: not started";
   Counters c = read_counters(skel_->maps.counters);
   const std::uint64_t collections = c[PYEBPF_CNT_EVENTS] + c[PYEBPF_CNT_FILTERED] + c[PYEBPF_CNT_RINGBUF_FULL];
@@ -383,9 +351,42 @@ std::string GcTracker::summary() const {
       "{} starts not recorded (start map full), {} without counts (GC stats unreadable or another "
       "interpreter's), {} ends without a seen start (attached mid-collection), {} collector calls that collected "
       "nothing, {} nested calls",
-      collections, traced_, emitted_, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + malformed_,
+      collections, traced_, counts_.emitted, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed,
       c[PYEBPF_GC_CNT_START_LOST], c[PYEBPF_GC_CNT_NO_STATS], c[PYEBPF_GC_CNT_UNMATCHED], c[PYEBPF_GC_CNT_NOOP],
       c[PYEBPF_GC_CNT_NESTED]);
+}
+
+const TrackerDescriptor& gc_tracker() {
+  static const TrackerDescriptor d{
+      .name = "gc",
+      .help = "garbage collection pauses",
+      .schemas = {&gc_pause_schema()},
+      .add_options = [](CLI::App& cli) -> std::shared_ptr<TrackerOptions> {
+        auto o = std::make_shared<GcOptions>();
+        auto* gc = cli.add_option_group("gc", "Garbage-collection pauses");
+        gc->add_option("--gc-min-ms", o->min_ms,
+                       "Report only collections at least this long, in ms (default 0: every one); filtered in BPF")
+            ->check(CLI::Validator(
+                [](std::string& value) -> std::string {
+                  char* end = nullptr;
+                  double ms = std::strtod(value.c_str(), &end);
+                  return end != value.c_str() && *end == '\0' && ms >= 0 ? "" : "must be 0 or more milliseconds";
+                },
+                "MS"));
+        gc->add_option("--gc-py-enable", o->py_enable,
+                       "Python stack of the code that triggered each collection: true or false (default true)");
+        gc->add_flag("--no-gc-py-enable{false}", o->py_enable, "Same as --gc-py-enable false");
+        gc->add_option("--gc-hook", o->hook,
+                       "auto (default: USDT probes where the build has them, else uprobes), usdt, or uprobe")
+            ->check(CLI::IsMember({"auto", "usdt", "uprobe"}));
+        return o;
+      },
+      .create = [](const TrackerOptions* o, const std::vector<std::string>&) -> std::unique_ptr<Tracker> {
+        return std::make_unique<GcTracker>(static_cast<const GcOptions&>(*o));
+      },
+      .report = make_gc_report,
+  };
+  return d;
 }
 
 }  // namespace pyebpf::trackers

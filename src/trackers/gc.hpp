@@ -9,11 +9,13 @@
 #include "binary/elf_file.hpp"
 #include "bpf/handles.hpp"
 #include "bpf/ring_buffer.hpp"
+#include "bpf/skeleton.hpp"
 #include "gc.h"
 #include "python/memory.hpp"
 #include "python/offsets.hpp"
 #include "python/version.hpp"
-#include "trackers/tracker.hpp"
+#include "sinks/record.hpp"
+#include "trackers/descriptor.hpp"
 
 struct gc_bpf;
 
@@ -67,32 +69,37 @@ void check_gc_state(const python::OffsetsRow& row, const python::ProcessMemory& 
 // Where the target's GC state and per-generation totals are, checked as above.
 pyebpf_gc_proc gc_proc_config(const python::PythonProcess& python);
 
+struct GcOptions : TrackerOptions {
+  double min_ms = 0.0;        // collections shorter than this are dropped in BPF
+  bool py_enable = true;      // Python stack of the code that triggered the collection
+  std::string hook = "auto";  // auto | usdt | uprobe
+};
+
 // Garbage-collection pauses: one `gc_pause` event per collection of a target.
 class GcTracker : public Tracker {
  public:
-  GcTracker();
+  explicit GcTracker(const GcOptions& options);
   ~GcTracker() override;
 
   const char* name() const override { return "gc"; }
   void start(TrackerContext& ctx) override;
   std::vector<int> wait_fds() const override;
   void consume() override;
-  std::string summary() const override;
+  std::vector<std::string> summary() const override { return {summary_line()}; }
 
  private:
-  void attach(pid_t pid, const std::string& binary, const GcHookPlan& plan);
+  std::string summary_line() const;
+  void attach(pid_t pid, const std::string& binary, const binary::ElfFile& elf, const GcHookPlan& plan);
   void handle(const void* data, std::size_t size);
 
-  struct SkelDeleter {
-    void operator()(gc_bpf* skel) const noexcept;
-  };
+  const GcOptions options_;
   TrackerContext* ctx_ = nullptr;
-  std::unique_ptr<gc_bpf, SkelDeleter> skel_;
+  bpf::Skeleton<gc_bpf> skel_;
   std::vector<bpf::Link> links_;
   std::optional<bpf::RingBuffer> events_;
+  sinks::Record record_;
   std::size_t traced_ = 0;
-  std::uint64_t emitted_ = 0;
-  std::uint64_t malformed_ = 0;
+  EventCounts counts_;
 };
 
 }  // namespace pyebpf::trackers

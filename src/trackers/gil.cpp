@@ -3,8 +3,10 @@
 
 #include <bpf/bpf.h>
 #include <elf.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -17,9 +19,8 @@
 #include "pyebpf/error.hpp"
 #include "pyebpf/fd.hpp"
 #include "python/process.hpp"
-#include "python/stack_format.hpp"
 #include "trackers/bpf_counters.hpp"
-#include "trackers/event_fields.hpp"
+#include "util/clock.hpp"
 #include "util/files.hpp"
 
 namespace pyebpf::trackers {
@@ -192,20 +193,20 @@ GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const 
   return plan;
 }
 
-double ns_to_ms(std::uint64_t ns) {
-  return static_cast<double>((ns + 500) / 1000) / 1000.0;
-}
-
-void GilTracker::SkelDeleter::operator()(gil_bpf* skel) const noexcept {
-  gil_bpf__destroy(skel);
-}
-
-GilTracker::GilTracker() = default;
+GilTracker::GilTracker(const GilOptions& options)
+    : options_(options),
+      decoder_([this](std::uint32_t pid, std::uint64_t thread_id) -> std::optional<pyebpf_gil_thread> {
+        pyebpf_gil_thread_key key{pid, 0, thread_id};
+        pyebpf_gil_thread thread{};
+        if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.thread_ids), &key, &thread)) return std::nullopt;
+        return thread;
+      }),
+      record_(gil_wait_schema()) {}
 GilTracker::~GilTracker() = default;
 
 void GilTracker::start(TrackerContext& ctx) {
   ctx_ = &ctx;
-  const auto& o = ctx.options;
+  const GilOptions& o = options_;
 
   // Plan every target first: a process that cannot be measured is left out
   // (or fails the tracker, if it is the only one) before anything is loaded.
@@ -215,7 +216,7 @@ void GilTracker::start(TrackerContext& ctx) {
   for (const auto& t : ctx.targets.all()) {
     if (t.exited) continue;
     try {
-      GilHookPlan plan = plan_gil_hook(t.pid, *t.python, o.gil_hook);
+      GilHookPlan plan = plan_gil_hook(t.pid, *t.python, o.hook);
       procs.emplace_back(t.pid, make_gil_proc(t.python->offsets(), find_gil(*t.python), plan.hook));
       plans.emplace_back(t.pid, std::move(plan));
     } catch (const Error& e) {
@@ -227,18 +228,15 @@ void GilTracker::start(TrackerContext& ctx) {
     return std::any_of(plans.begin(), plans.end(), [&](const auto& p) { return p.second.hook == hook; });
   };
 
-  skel_.reset(gil_bpf__open());
-  if (!skel_) throw Error(errno_text("gil: open BPF object", errno));
-  ctx.shared_maps.reuse_in(skel_->obj);
-  skel_->rodata->targ_min_wait_ns = static_cast<std::uint64_t>(std::llround(o.gil_min_wait_ms * 1e6));
-  skel_->rodata->targ_py_min_ns = static_cast<std::uint64_t>(std::llround(o.gil_py_min_ms * 1e6));
-  skel_->rodata->targ_py_enable = o.gil_py_enable;
+  skel_ = bpf::Skeleton<gil_bpf>("gil", {gil_bpf__open, gil_bpf__load, gil_bpf__destroy});
+  skel_->rodata->targ_min_wait_ns = static_cast<std::uint64_t>(std::llround(o.min_wait_ms * 1e6));
+  skel_->rodata->targ_py_min_ns = static_cast<std::uint64_t>(std::llround(o.py_min_ms * 1e6));
+  skel_->rodata->targ_py_enable = o.py_enable;
   bpf_program__set_autoload(skel_->progs.take_gil_enter, uses(PYEBPF_GIL_HOOK_TAKE_GIL));
   bpf_program__set_autoload(skel_->progs.take_gil_exit, uses(PYEBPF_GIL_HOOK_TAKE_GIL));
   bpf_program__set_autoload(skel_->progs.cond_wait_enter, uses(PYEBPF_GIL_HOOK_COND_WAIT));
   bpf_program__set_autoload(skel_->progs.cond_wait_exit, uses(PYEBPF_GIL_HOOK_COND_WAIT));
-  if (int err = gil_bpf__load(skel_.get()))
-    throw Error(errno_text("gil: load BPF object", -err), "run with -vv to see the verifier log");
+  skel_.load(ctx.shared_maps);
 
   for (const auto& [pid, proc] : procs) {
     __u32 key = static_cast<__u32>(pid);
@@ -260,15 +258,15 @@ void GilTracker::start(TrackerContext& ctx) {
 
   events_.emplace(
       skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gil");
-  spdlog::info("gil: reporting waits >= {} ms; Python stacks {}", o.gil_min_wait_ms,
-               o.gil_py_enable ? fmt::format("for waits >= {} ms", o.gil_py_min_ms) : std::string("disabled"));
+  spdlog::info("gil: reporting waits >= {} ms; Python stacks {}", o.min_wait_ms,
+               o.py_enable ? fmt::format("for waits >= {} ms", o.py_min_ms) : std::string("disabled"));
 }
 
 void GilTracker::attach_process(pid_t pid, const GilHookPlan& plan) {
   bool take_gil = plan.hook == PYEBPF_GIL_HOOK_TAKE_GIL;
   bpf_program* enter = take_gil ? skel_->progs.take_gil_enter : skel_->progs.cond_wait_enter;
   bpf_program* exit = take_gil ? skel_->progs.take_gil_exit : skel_->progs.cond_wait_exit;
-  std::string where;
+  std::vector<std::string> where;
   for (std::size_t i = 0; i < plan.offsets.size(); ++i) {
     const auto& sym = plan.entries[i];
     for (bool ret : {false, true}) {
@@ -279,16 +277,16 @@ void GilTracker::attach_process(pid_t pid, const GilHookPlan& plan) {
                                errno));
       links_.push_back(std::move(link));
     }
-    where += fmt::format("{}{} (+{:#x})", where.empty() ? "" : ", ", sym.name, plan.offsets[i]);
+    where.push_back(fmt::format("{} (+{:#x})", sym.name, plan.offsets[i]));
   }
   if (take_gil)
-    spdlog::info("gil: pid {}: hook take_gil: uprobe+uretprobe on {} in {} ({})", pid, where, plan.shown_binary,
-                 plan.why);
+    spdlog::info("gil: pid {}: hook take_gil: uprobe+uretprobe on {} in {} ({})", pid, fmt::join(where, ", "),
+                 plan.shown_binary, plan.why);
   else
     spdlog::info(
         "gil: pid {}: hook cond_wait: uprobe+uretprobe on {} in {}, kept when waiting on the GIL's "
         "condition variable ({})",
-        pid, where, plan.shown_binary, plan.why);
+        pid, fmt::join(where, ", "), plan.shown_binary, plan.why);
 }
 
 void GilTracker::scan_threads() {
@@ -323,52 +321,11 @@ void GilTracker::consume() {
   events_->consume();
 }
 
-std::string GilTracker::holder_name(pid_t pid, std::uint64_t thread_id, std::uint32_t tid, std::uint32_t ns_tid) {
-  if (auto name = python_thread_name(*ctx_, static_cast<std::uint32_t>(pid), thread_id, ns_tid)) return *name;
-  return tid ? read_comm(pid, static_cast<pid_t>(tid)) : std::string();
-}
-
 void GilTracker::handle(const void* data, std::size_t size) {
-  if (size < PYEBPF_GIL_EVENT_BYTES(0)) {
-    ++malformed_;
-    return;
-  }
-  auto ev = std::make_unique<pyebpf_gil_event>();
-  std::memcpy(ev.get(), data, std::min(size, sizeof(*ev)));
-  const auto pid = static_cast<pid_t>(ev->hdr.pid);
-  auto* python = ctx_->targets.python(pid);
-  if (!python) return;  // target already gone and forgotten
-
-  // BPF looks the holder up when the wait begins and again when it ends;
-  // a thread created in between may only be known now.
-  if (ev->holder_thread_id && !ev->holder_tid) {
-    pyebpf_gil_thread_key key{ev->hdr.pid, 0, ev->holder_thread_id};
-    pyebpf_gil_thread thread{};
-    if (!bpf_map_lookup_elem(bpf_map__fd(skel_->maps.thread_ids), &key, &thread)) {
-      ev->holder_tid = thread.tid;
-      ev->holder_ns_tid = thread.ns_tid;
-      ++holder_resolved_late_;
-    }
-  }
-  auto waiter = python::format_stack(python->symbolizer(), ev->waiter_stack, sizeof(ev->waiter_stack));
-  auto holder = python::format_stack(python->symbolizer(), ev->holder_stack, size - PYEBPF_GIL_EVENT_FIXED_BYTES);
-
-  sinks::Event e = thread_event("gil_wait", *ctx_, ev->hdr);
-  e["duration_ms"] = ns_to_ms(ev->duration_ns);
-  e["holder_tid"] = ev->holder_tid;
-  e["holder_container_tid"] = ev->holder_ns_tid;
-  e["holder_thread_name"] = holder_name(pid, ev->holder_thread_id, ev->holder_tid, ev->holder_ns_tid);
-  e["waiter_py_stack"] = waiter.text;
-  e["waiter_py_stack_depth"] = waiter.depth;
-  e["holder_py_stack"] = holder.text;
-  e["holder_py_stack_depth"] = holder.depth;
-  e["holder_changes"] = ev->holder_changes;
-  ctx_->targets.count_event(pid);
-  ctx_->sink.write(e);
-  ++emitted_;
+  deliver(decoder_.decode(data, size, decode_context(*ctx_), record_), record_, *ctx_, counts_);
 }
 
-std::string GilTracker::summary() const {
+std::string GilTracker::summary_line() const {
   if (!skel_) return "gil: not started";
   Counters c = read_counters(skel_->maps.counters);
   return fmt::format(
@@ -376,11 +333,44 @@ std::string GilTracker::summary() const {
       "{} lost (ring buffer full), {} with unknown holder, {} holder threads unresolved, {} without stacks "
       "(below --gil-py-min-ms), {} partial stacks (memory read faults), {} on subinterpreter GILs (not tracked), "
       "{} GIL state read faults, {} stale wait records",
-      c[PYEBPF_CNT_HITS], c[PYEBPF_GIL_CNT_WAITS], static_cast<double>(c[PYEBPF_GIL_CNT_WAIT_NS]) / 1e9, emitted_,
-      c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + malformed_, c[PYEBPF_GIL_CNT_HOLDER_UNKNOWN],
-      c[PYEBPF_GIL_CNT_HOLDER_NO_TID] - std::min(c[PYEBPF_GIL_CNT_HOLDER_NO_TID], holder_resolved_late_),
+      c[PYEBPF_CNT_HITS], c[PYEBPF_GIL_CNT_WAITS], static_cast<double>(c[PYEBPF_GIL_CNT_WAIT_NS]) / 1e9,
+      counts_.emitted, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed,
+      c[PYEBPF_GIL_CNT_HOLDER_UNKNOWN],
+      c[PYEBPF_GIL_CNT_HOLDER_NO_TID] - std::min(c[PYEBPF_GIL_CNT_HOLDER_NO_TID], decoder_.holders_resolved_late()),
       c[PYEBPF_GIL_CNT_STACKS_SKIPPED], c[PYEBPF_CNT_READ_FAULT], c[PYEBPF_GIL_CNT_OTHER_INTERP],
       c[PYEBPF_GIL_CNT_STATE_FAULT], c[PYEBPF_GIL_CNT_STALE]);
+}
+
+const TrackerDescriptor& gil_tracker() {
+  static const TrackerDescriptor d{
+      .name = "gil",
+      .help = "GIL waits with holder and waiter stacks",
+      .schemas = {&gil_wait_schema()},
+      .add_options = [](CLI::App& cli) -> std::shared_ptr<TrackerOptions> {
+        auto o = std::make_shared<GilOptions>();
+        auto* gil = cli.add_option_group("gil", "GIL waits");
+        gil->add_option("--gil-min-wait-ms", o->min_wait_ms, "Report GIL waits at least this long (default 1.0)")
+            ->check(CLI::Range(0.0, 3.6e6));
+        gil->add_flag("--gil-py-enable,!--no-gil-py-enable", o->py_enable,
+                      "Walk the waiter's and the holder's Python stacks (default true; --gil-py-enable false disables)")
+            ->expected(0, 1);
+        gil->add_option("--gil-py-min-ms", o->py_min_ms,
+                        "Walk stacks only for waits at least this long; shorter ones report empty stacks (default 0.0)")
+            ->check(CLI::Range(0.0, 3.6e6));
+        gil->add_option("--gil-hook", o->hook,
+                        "Where to measure: cond_wait (libc pthread_cond_timedwait on the GIL: probes fire only "
+                        "while the GIL is contended), take_gil (CPython's take_gil symbol: every acquisition), auto "
+                        "(cond_wait, else take_gil; default)")
+            ->check(CLI::IsMember({"auto", "take_gil", "cond_wait"}));
+        return o;
+      },
+      .create = [](const TrackerOptions* o, const std::vector<std::string>&) -> std::unique_ptr<Tracker> {
+        return std::make_unique<GilTracker>(static_cast<const GilOptions&>(*o));
+      },
+      .report = make_gil_report,
+      .flame_graphs = [](const TrackerOptions*) { return gil_flame_graphs(); },
+  };
+  return d;
 }
 
 }  // namespace pyebpf::trackers

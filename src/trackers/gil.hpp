@@ -12,9 +12,11 @@
 #include "binary/elf_file.hpp"
 #include "bpf/handles.hpp"
 #include "bpf/ring_buffer.hpp"
+#include "bpf/skeleton.hpp"
 #include "gil.h"
 #include "python/offsets.hpp"
-#include "trackers/tracker.hpp"
+#include "trackers/descriptor.hpp"
+#include "trackers/gil_events.hpp"
 
 struct gil_bpf;
 
@@ -55,14 +57,18 @@ std::uint64_t find_gil(const python::PythonProcess& python);
 // requested hook (or, for auto, neither) is possible.
 GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const std::string& requested);
 
-// Milliseconds with microsecond resolution, as every *_ms field is printed.
-double ns_to_ms(std::uint64_t ns);
+struct GilOptions : TrackerOptions {
+  double min_wait_ms = 1.0;   // waits shorter than this are counted, not reported
+  bool py_enable = true;      // walk waiter and holder Python stacks
+  double py_min_ms = 0.0;     // ... only for waits at least this long
+  std::string hook = "auto";  // auto | take_gil | cond_wait
+};
 
 // GIL waits: who waited for the GIL, how long, who held it, and both Python
 // stacks. Emits one `gil_wait` event per wait of at least --gil-min-wait-ms.
 class GilTracker : public Tracker {
  public:
-  GilTracker();
+  explicit GilTracker(const GilOptions& options);
   ~GilTracker() override;
 
   const char* name() const override { return "gil"; }
@@ -70,25 +76,23 @@ class GilTracker : public Tracker {
   std::vector<int> wait_fds() const override;
   void consume() override;
   void tick() override;
-  std::string summary() const override;
+  std::vector<std::string> summary() const override { return {summary_line()}; }
 
  private:
+  std::string summary_line() const;
   void attach_process(pid_t pid, const GilHookPlan& plan);
   void scan_threads();
   void handle(const void* data, std::size_t size);
-  std::string holder_name(pid_t pid, std::uint64_t thread_id, std::uint32_t tid, std::uint32_t ns_tid);
 
-  struct SkelDeleter {
-    void operator()(gil_bpf* skel) const noexcept;
-  };
+  const GilOptions options_;
   TrackerContext* ctx_ = nullptr;
-  std::unique_ptr<gil_bpf, SkelDeleter> skel_;
+  bpf::Skeleton<gil_bpf> skel_;
   std::vector<bpf::Link> links_;
   std::vector<pid_t> registered_;  // pids in gil_procs
   std::optional<bpf::RingBuffer> events_;
-  std::uint64_t emitted_ = 0;
-  std::uint64_t malformed_ = 0;
-  std::uint64_t holder_resolved_late_ = 0;
+  GilDecoder decoder_;
+  sinks::Record record_;
+  EventCounts counts_;
 };
 
 }  // namespace pyebpf::trackers

@@ -3,6 +3,7 @@
 
 #include <bpf/bpf.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,7 +15,8 @@
 #include "handoff.skel.h"
 #include "pyebpf/error.hpp"
 #include "trackers/bpf_counters.hpp"
-#include "trackers/event_fields.hpp"
+#include "trackers/handoff_events.hpp"
+#include "util/clock.hpp"
 #include "util/files.hpp"
 
 namespace pyebpf::trackers {
@@ -25,51 +27,19 @@ namespace {
 // which is most of the tracker's cost at high request rates.
 constexpr std::uint64_t kWakeupBytes = 64 * 1024;
 
-const char* path_name(std::uint8_t path) {
-  switch (path) {
-    case PYEBPF_HANDOFF_PATH_ACCEPT:
-      return "accept";
-    case PYEBPF_HANDOFF_PATH_EPOLL_DEL:
-      return "epoll_del";
-    default:
-      return "unknown";
-  }
-}
-
-const char* via_name(std::uint8_t via) {
-  switch (via) {
-    case PYEBPF_HANDOFF_VIA_RECVFROM:
-      return "recvfrom";
-    case PYEBPF_HANDOFF_VIA_RECVMSG:
-      return "recvmsg";
-    case PYEBPF_HANDOFF_VIA_READ:
-      return "read";
-    case PYEBPF_HANDOFF_VIA_READV:
-      return "readv";
-    default:
-      return "unknown";
-  }
-}
-
 }  // namespace
 
-void HandoffTracker::SkelDeleter::operator()(handoff_bpf* skel) const noexcept {
-  handoff_bpf__destroy(skel);
-}
-
-HandoffTracker::HandoffTracker() = default;
+HandoffTracker::HandoffTracker(const HandoffOptions& options)
+    : options_(options), record_(handoff_schema()), summary_(request_queue_schema()) {}
 HandoffTracker::~HandoffTracker() = default;
 
 void HandoffTracker::start(TrackerContext& ctx) {
   ctx_ = &ctx;
-  skel_.reset(handoff_bpf__open());
-  if (!skel_) throw Error(errno_text("handoff: open BPF object", errno));
-  skel_->rodata->targ_min_handoff_ns = static_cast<std::uint64_t>(ctx.options.handoff_min_ms * 1e6);
+  skel_ = bpf::Skeleton<handoff_bpf>("handoff", {handoff_bpf__open, handoff_bpf__load, handoff_bpf__destroy});
+  skel_->rodata->targ_min_handoff_ns = static_cast<std::uint64_t>(options_.min_ms * 1e6);
   skel_->rodata->targ_wakeup_bytes = kWakeupBytes;
 
-  ctx.shared_maps.reuse_in(skel_->obj);
-  if (int err = handoff_bpf__load(skel_.get()))
-    throw Error(errno_text("handoff: load BPF object", -err), "run with -vv to see the verifier log");
+  skel_.load(ctx.shared_maps);
   for (const auto& t : ctx.targets.all()) {
     if (!t.exited) attach_process(t.pid);
   }
@@ -87,21 +57,25 @@ void HandoffTracker::start(TrackerContext& ctx) {
   spdlog::info(
       "handoff: accept4/accept, epoll_ctl DEL -> recv/recvfrom/recvmsg/read/readv by another thread; close "
       "cancels; min {} ms, request_queue every {} s{}",
-      ctx.options.handoff_min_ms, ctx.options.rq_interval_s, ctx.options.disable_request_queue ? " (disabled)" : "");
+      options_.min_ms, options_.rq_interval_s, options_.disable_request_queue ? " (disabled)" : "");
 }
 
 void HandoffTracker::attach_process(pid_t pid) {
   auto* p = &skel_->progs;
+  // The programs read the fd (and epoll_ctl's op); only epoll_ctl's may run
+  // after the system call: a DEL leaves the fd open, while after a read or a
+  // close another thread could already have the fd for a new connection.
+  const native::ProbeNeeds fd_arg{.args_read = 1};
   const std::vector<bpf::LibcProbe> probes = {
       {"accept4", p->handoff_accept_ret, true},
       {"accept", p->handoff_accept_ret, true},
-      {"epoll_ctl", p->handoff_epoll_ctl},
-      {"recv", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVFROM},
-      {"recvfrom", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVFROM},
-      {"recvmsg", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVMSG},
-      {"read", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_READ},
-      {"readv", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_READV},
-      {"close", p->handoff_close},
+      {"epoll_ctl", p->handoff_epoll_ctl, false, 0, {.args_read = 3, .may_follow_syscall = true}},
+      {"recv", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVFROM, fd_arg},
+      {"recvfrom", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVFROM, fd_arg},
+      {"recvmsg", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVMSG, fd_arg},
+      {"read", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_READ, fd_arg},
+      {"readv", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_READV, fd_arg},
+      {"close", p->handoff_close, false, 0, fd_arg},
   };
   if (auto links = bpf::attach_libc_probes(pid, probes, "handoff", "its requests are not seen"))
     process_links_[pid] = std::move(*links);
@@ -118,36 +92,7 @@ void HandoffTracker::consume() {
 }
 
 void HandoffTracker::handle(const void* data, std::size_t size) {
-  if (size < sizeof(pyebpf_handoff_event)) {
-    ++malformed_;
-    return;
-  }
-  pyebpf_handoff_event ev{};
-  std::memcpy(&ev, data, sizeof(ev));
-  const std::uint64_t queued_ns = ev.hdr.ts_ns;
-  const double handoff_ms = round_ms(static_cast<double>(ev.pickup_ns - queued_ns) / 1e6);
-
-  // ts is the queue time (the start of the wait), like every duration event.
-  sinks::Event e = thread_event("handoff", *ctx_, ev.hdr);
-  e["duration_ms"] = handoff_ms;
-  e["worker_tid"] = ev.hdr.tid;
-  e["worker_comm"] = e["comm"];
-  e["worker_thread_name"] = e["thread_name"];
-  std::string main_comm = comm_text(ev.main.comm);
-  e["main_tid"] = ev.main.tid;
-  e["main_comm"] = main_comm;
-  e["main_thread_name"] = thread_name(*ctx_, ev.hdr.pid, ev.main.thread_id, ev.main.ns_tid, main_comm);
-  e["worker_container_tid"] = ev.hdr.ns_tid;
-  e["main_container_tid"] = ev.main.ns_tid;
-  e["fd"] = ev.fd;
-  e["queue_path"] = path_name(ev.main.path);
-  e["pickup_via"] = via_name(ev.pickup_via);
-  e["queued_time"] = iso8601_utc(ctx_->clock.epoch_us(queued_ns));
-  e["pickup_time"] = iso8601_utc(ctx_->clock.epoch_us(ev.pickup_ns));
-  e["handoff_ms"] = handoff_ms;
-  ctx_->targets.count_event(static_cast<pid_t>(ev.hdr.pid));
-  ctx_->sink.write(e);
-  ++emitted_;
+  deliver(decode_handoff(data, size, decode_context(*ctx_), record_), record_, *ctx_, counts_);
 }
 
 std::map<std::uint32_t, HandoffTracker::Backlog> HandoffTracker::backlog() {
@@ -208,40 +153,43 @@ void HandoffTracker::emit_request_queue(std::uint32_t pid, PerProcess& p, const 
   HandoffTotals d = cumulative.since(p.last);
   p.last = cumulative;
 
-  sinks::Event e;
-  e["metric"] = "request_queue";
-  e["env"] = ctx_->options.env;
-  add_time(e, ctx_->clock, now_ns);
-  e["pid"] = pid;
-  e["container_pid"] = p.container_pid;
-  e["comm"] = read_comm(static_cast<pid_t>(pid), static_cast<pid_t>(pid));
-  e["interval_s"] = round_ms(static_cast<double>(now_ns - interval_start_ns_) / 1e9);
-  e["queued_now"] = now_backlog.count;
-  e["queued_max"] = std::max(p.queued_max, now_backlog.count);
-  e["oldest_queued_ms"] = now_backlog.oldest_ns && now_ns > now_backlog.oldest_ns
-                              ? round_ms(static_cast<double>(now_ns - now_backlog.oldest_ns) / 1e6)
-                              : 0.0;
-  e["queued"] = d.queued;
-  e["picked_up"] = d.picked;
-  e["cancelled"] = d.cancelled;
-  e["served_inline"] = d.same_thread;
-  e["peer_closed"] = d.peer_closed;
-  e["handoff_mean_ms"] = d.picked ? round_ms(static_cast<double>(d.sum_ns) / static_cast<double>(d.picked) / 1e6) : 0.0;
-  e["handoff_p50_ms"] = round_ms(histogram_quantile_us(d.hist, 0.50) / 1000.0);
-  e["handoff_p99_ms"] = round_ms(histogram_quantile_us(d.hist, 0.99) / 1000.0);
-  e["threads_used"] = workers_since(pid, interval_start_ns_);
-  ctx_->sink.write(e);
+  const RequestQueueSchema& q = request_queue_schema();
+  sinks::Record& r = summary_;
+  const std::int64_t us = ctx_->clock.epoch_us(now_ns);
+  r.clear();
+  r.set_text(sinks::host_fields::env, ctx_->env);
+  r.set_time(sinks::host_fields::ts, us);
+  r.set_int(sinks::host_fields::ts_us, us);
+  r.set_uint(q.pid, pid);
+  r.set_uint(q.container_pid, p.container_pid);
+  r.set_text(q.comm, read_comm(static_cast<pid_t>(pid), static_cast<pid_t>(pid)));
+  r.set_float(q.interval_s, round_ms(static_cast<double>(now_ns - interval_start_ns_) / 1e9));
+  r.set_uint(q.queued_now, now_backlog.count);
+  r.set_uint(q.queued_max, std::max(p.queued_max, now_backlog.count));
+  r.set_float(q.oldest_queued_ms,
+              now_backlog.oldest_ns && now_ns > now_backlog.oldest_ns ? ns_to_ms(now_ns - now_backlog.oldest_ns) : 0.0);
+  r.set_uint(q.queued, d.queued);
+  r.set_uint(q.picked_up, d.picked);
+  r.set_uint(q.cancelled, d.cancelled);
+  r.set_uint(q.served_inline, d.same_thread);
+  r.set_uint(q.peer_closed, d.peer_closed);
+  r.set_float(q.handoff_mean_ms,
+              d.picked ? round_ms(static_cast<double>(d.sum_ns) / static_cast<double>(d.picked) / 1e6) : 0.0);
+  r.set_float(q.handoff_p50_ms, round_ms(histogram_quantile_us(d.hist, 0.50) / 1000.0));
+  r.set_float(q.handoff_p99_ms, round_ms(histogram_quantile_us(d.hist, 0.99) / 1000.0));
+  r.set_uint(q.threads_used, workers_since(pid, interval_start_ns_));
+  ctx_->sink.write(r);
   ++summaries_;
   p.queued_max = 0;
 }
 
 void HandoffTracker::tick() {
   consume();  // events below the wakeup threshold wait for this
-  if (ctx_->options.disable_request_queue) return;
+  if (options_.disable_request_queue) return;
   std::uint64_t now = monotonic_ns();
   auto queued = backlog();
   for (auto& [pid, p] : procs_) p.queued_max = std::max(p.queued_max, queued[pid].count);
-  if (static_cast<double>(now - interval_start_ns_) < ctx_->options.rq_interval_s * 1e9 - 5e8) return;
+  if (static_cast<double>(now - interval_start_ns_) < options_.rq_interval_s * 1e9 - 5e8) return;
   for (const auto& t : ctx_->targets.all()) {
     if (t.exited) continue;
     auto pid = static_cast<std::uint32_t>(t.pid);
@@ -250,15 +198,38 @@ void HandoffTracker::tick() {
   interval_start_ns_ = now;
 }
 
-std::string HandoffTracker::summary() const {
+std::string HandoffTracker::summary_line() const {
   if (!skel_) return "handoff: not started";
   Counters c = read_counters(skel_->maps.counters);
   return fmt::format(
       "handoff: {} fds queued, {} handoffs emitted, {} below --handoff-min-ms, {} lost (ring buffer "
       "full), {} queue-map updates failed, {} request_queue summaries{}",
-      c[PYEBPF_CNT_HITS], emitted_, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + malformed_,
+      c[PYEBPF_CNT_HITS], counts_.emitted, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed,
       c[PYEBPF_HANDOFF_CNT_QUEUE_FULL] + c[PYEBPF_HANDOFF_CNT_STATS_FULL], summaries_,
       unhooked_ ? fmt::format(", {} target(s) not hooked (see the warnings)", unhooked_) : "");
+}
+
+const TrackerDescriptor& handoff_tracker() {
+  static const TrackerDescriptor d{
+      .name = "handoff",
+      .help = "request queue time in servers (gunicorn gthread)",
+      .schemas = {&handoff_schema(), &request_queue_schema()},
+      .add_options = [](CLI::App& cli) -> std::shared_ptr<TrackerOptions> {
+        auto o = std::make_shared<HandoffOptions>();
+        auto* handoff = cli.add_option_group("handoff", "Request queue time in servers (gunicorn gthread, uwsgi)");
+        handoff->add_option("--handoff-min-ms", o->min_ms, "Emit handoff events only at or above this wait (default 0)")
+            ->check(CLI::NonNegativeNumber);
+        handoff->add_option("--rq-interval", o->rq_interval_s, "Seconds between request_queue summaries (default 10)")
+            ->check(CLI::Range(1.0, 86400.0));
+        handoff->add_flag("--disable-request-queue", o->disable_request_queue, "Do not emit request_queue summaries");
+        return o;
+      },
+      .create = [](const TrackerOptions* o, const std::vector<std::string>&) -> std::unique_ptr<Tracker> {
+        return std::make_unique<HandoffTracker>(static_cast<const HandoffOptions&>(*o));
+      },
+      .report = make_handoff_report,
+  };
+  return d;
 }
 
 }  // namespace pyebpf::trackers

@@ -10,8 +10,10 @@
 
 #include "bpf/handles.hpp"
 #include "bpf/ring_buffer.hpp"
+#include "bpf/skeleton.hpp"
+#include "sinks/record.hpp"
+#include "trackers/descriptor.hpp"
 #include "trackers/request_queue.hpp"
-#include "trackers/tracker.hpp"
 
 struct handoff_bpf;
 
@@ -20,9 +22,15 @@ namespace pyebpf::trackers {
 // Server request queue time: one `handoff` event per connection picked up by a
 // worker thread (gunicorn gthread, uwsgi-style accept handoff), and every
 // --rq-interval seconds one `request_queue` summary per target process.
+struct HandoffOptions : TrackerOptions {
+  double min_ms = 0.0;          // pickups below this are not emitted (still counted in request_queue)
+  double rq_interval_s = 10.0;  // request_queue summary period
+  bool disable_request_queue = false;
+};
+
 class HandoffTracker : public Tracker {
  public:
-  HandoffTracker();
+  explicit HandoffTracker(const HandoffOptions& options);
   ~HandoffTracker() override;
 
   const char* name() const override { return "handoff"; }
@@ -30,9 +38,10 @@ class HandoffTracker : public Tracker {
   std::vector<int> wait_fds() const override;
   void consume() override;
   void tick() override;
-  std::string summary() const override;
+  std::vector<std::string> summary() const override { return {summary_line()}; }
 
  private:
+  std::string summary_line() const;
   struct Backlog {
     std::uint64_t count = 0;
     std::uint64_t oldest_ns = 0;  // queue time of the oldest entry, 0 if none
@@ -52,18 +61,17 @@ class HandoffTracker : public Tracker {
   std::uint64_t workers_since(std::uint32_t pid, std::uint64_t since_ns) const;
   void emit_request_queue(std::uint32_t pid, PerProcess& p, const Backlog& now_backlog, std::uint64_t now_ns);
 
-  struct SkelDeleter {
-    void operator()(handoff_bpf* skel) const noexcept;
-  };
+  const HandoffOptions options_;
   TrackerContext* ctx_ = nullptr;
-  std::unique_ptr<handoff_bpf, SkelDeleter> skel_;
+  bpf::Skeleton<handoff_bpf> skel_;
   std::map<pid_t, std::vector<bpf::Link>> process_links_;
   std::optional<bpf::RingBuffer> events_;
+  sinks::Record record_;
+  sinks::Record summary_;  // request_queue
   std::map<std::uint32_t, PerProcess> procs_;
   std::uint64_t interval_start_ns_ = 0;
-  std::uint64_t emitted_ = 0;
+  EventCounts counts_;
   std::uint64_t summaries_ = 0;
-  std::uint64_t malformed_ = 0;
   std::uint64_t unhooked_ = 0;
 };
 

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,7 +16,7 @@
 
 #include "net/ethtool.hpp"
 #include "pyebpf/error.hpp"
-#include "trackers/event_fields.hpp"
+#include "trackers/host_net_health_events.hpp"
 #include "util/clock.hpp"
 #include "util/files.hpp"
 
@@ -102,17 +103,16 @@ std::int64_t as_signed(std::uint64_t v) {
 
 }  // namespace
 
-HostNetHealthTracker::HostNetHealthTracker() = default;
+HostNetHealthTracker::HostNetHealthTracker(const HostNetHealthOptions& options)
+    : options_(options), record_(host_net_health_schema()) {}
 HostNetHealthTracker::~HostNetHealthTracker() {
   if (pending_.valid()) pending_.wait();
 }
 
 void HostNetHealthTracker::start(TrackerContext& ctx) {
   ctx_ = &ctx;
-  const auto& o = ctx.options;
-  procs_ = split_names(o.hnh_procs);
-  thresholds_ = {o.hnh_warn_close_wait, o.hnh_warn_time_wait_one_dst, o.hnh_warn_port_util_pct, o.hnh_warn_syn_sent,
-                 o.hnh_warn_syn_recv,   o.hnh_warn_fd_util_pct,       o.hnh_warn_conntrack_pct};
+  const HostNetHealthOptions& o = options_;
+  procs_ = split_names(o.procs);
 
   auto open_ns = [](const std::string& path) {
     Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -121,7 +121,7 @@ void HostNetHealthTracker::start(TrackerContext& ctx) {
     fstat(fd.get(), &st);
     return std::make_pair(std::move(fd), static_cast<std::uint64_t>(st.st_ino));
   };
-  if (o.hnh_netns == "self") {
+  if (o.netns == "self") {
     auto [fd, ino] = open_ns("/proc/self/ns/net");
     View v;
     v.netns = ino;
@@ -159,7 +159,7 @@ void HostNetHealthTracker::start(TrackerContext& ctx) {
     spdlog::info("host_net_health: netns {} ({}): interface {} (driver {}{}), every {} s", v.netns,
                  v.pids.empty() ? "pyebpf's own" : "pid " + std::to_string(v.label_pid),
                  r.interface.empty() ? "none" : r.interface, r.driver.value_or("none"),
-                 r.ena.available ? ", ENA allowance counters" : "", o.hnh_interval_s);
+                 r.ena.available ? ", ENA allowance counters" : "", o.interval_s);
   }
   next_due_ns_ = monotonic_ns();
 }
@@ -168,7 +168,7 @@ HostNetHealthTracker::Round HostNetHealthTracker::collect(bool counters_only) co
   Round round;
   std::map<std::string, std::vector<FoundProcess>> found;
   if (!counters_only) found = scan_processes(procs_);
-  const bool self_mode = ctx_->options.hnh_netns == "self";
+  const bool self_mode = options_.netns == "self";
   for (const auto& view : views_) {
     Reading r;
     // This thread only (a helper thread): the runner's thread keeps its namespace.
@@ -179,7 +179,7 @@ HostNetHealthTracker::Round HostNetHealthTracker::collect(bool counters_only) co
     }
     r.ts_ns = monotonic_ns();
     auto dev = net::parse_net_dev(read_text_file("/proc/thread-self/net/dev").value_or(""));
-    r.interface = ctx_->options.hnh_interface;
+    r.interface = options_.interface;
     if (r.interface.empty())
       r.interface = net::default_route_interface(read_text_file("/proc/thread-self/net/route").value_or(""),
                                                  read_text_file("/proc/thread-self/net/ipv6_route").value_or(""))
@@ -226,7 +226,7 @@ void HostNetHealthTracker::emit(View& v, const Reading& r) {
     v.warned = true;
     return;
   }
-  const auto& o = ctx_->options;
+  const HostNetHealthOptions& o = options_;
   hnh::Figures f;
   f.conns = hnh::summarize_connections(r.sockets, r.ports);
   f.port_util_pct = hnh::port_util_pct(f.conns, r.ports);
@@ -237,74 +237,80 @@ void HostNetHealthTracker::emit(View& v, const Reading& r) {
   f.conntrack_max = r.conntrack_max;
   const auto& c = f.conns;
 
-  sinks::Event e;
-  e["metric"] = "host_net_health";
-  e["env"] = o.env;
-  add_time(e, ctx_->clock, r.ts_ns);
-  e["netns"] = v.netns;
-  e["netns_of"] = v.pids.empty() ? "self" : "target";
-  e["pid"] = v.label_pid;
-  e["pids"] = v.pids;
-  e["interface"] = r.interface;
-  e["driver"] = r.driver.value_or("");
-  e["interval_s"] = o.hnh_interval_s;
-  e["window_s"] = std::round(static_cast<double>(r.ts_ns - v.prev_ts_ns) / 1e6) / 1e3;
-  e["established_inbound"] = c.established_inbound;
-  e["established_outbound"] = c.established_outbound;
-  e["time_wait"] = c.time_wait;
-  e["close_wait"] = c.close_wait;
-  e["syn_sent"] = c.syn_sent;
-  e["syn_recv"] = c.syn_recv;
-  e["fin_wait"] = c.fin_wait;
-  e["last_ack"] = c.last_ack;
-  e["closing"] = c.closing;
-  e["listen"] = c.listen;
-  e["sockets"] = c.total;
-  e["max_time_wait_one_dst"] = c.max_time_wait_one_dst;
-  auto top = sinks::Event::array();
+  using Json = nlohmann::ordered_json;
+  const HostNetHealthSchema& s = host_net_health_schema();
+  sinks::Record& e = record_;
+  const std::int64_t us = ctx_->clock.epoch_us(r.ts_ns);
+  e.clear();
+  e.set_text(sinks::host_fields::env, ctx_->env);
+  e.set_time(sinks::host_fields::ts, us);
+  e.set_int(sinks::host_fields::ts_us, us);
+  e.set_uint(s.netns, v.netns);
+  e.set_text(s.netns_of, v.pids.empty() ? "self" : "target");
+  e.set_integer(s.pid, v.label_pid);
+  e.set_json(s.pids, Json(v.pids));
+  e.set_text(s.interface, r.interface);
+  e.set_text(s.driver, r.driver.value_or(""));
+  e.set_uint(s.interval_s, o.interval_s);
+  e.set_float(s.window_s, round_ms(static_cast<double>(r.ts_ns - v.prev_ts_ns) / 1e9));
+  e.set_integer(s.established_inbound, c.established_inbound);
+  e.set_integer(s.established_outbound, c.established_outbound);
+  e.set_integer(s.time_wait, c.time_wait);
+  e.set_integer(s.close_wait, c.close_wait);
+  e.set_integer(s.syn_sent, c.syn_sent);
+  e.set_integer(s.syn_recv, c.syn_recv);
+  e.set_integer(s.fin_wait, c.fin_wait);
+  e.set_integer(s.last_ack, c.last_ack);
+  e.set_integer(s.closing, c.closing);
+  e.set_integer(s.listen, c.listen);
+  e.set_integer(s.sockets, c.total);
+  e.set_integer(s.max_time_wait_one_dst, c.max_time_wait_one_dst);
+  Json top = Json::array();
   for (const auto& d : c.time_wait_top) top.push_back({{"dst", d.dst}, {"count", d.count}});
-  e["time_wait_top_dst"] = top;
-  e["port_util_pct"] = f.port_util_pct;
-  e["port_util_dst"] = c.max_ephemeral_dst;
-  e["ephemeral_ports"] = r.ports.size();
-  e["delta_bw_in"] = f.ena_delta.bw_in;
-  e["delta_bw_out"] = f.ena_delta.bw_out;
-  e["delta_pps"] = f.ena_delta.pps;
-  e["delta_conntrack"] = f.ena_delta.conntrack;
-  e["delta_linklocal"] = f.ena_delta.linklocal;
-  e["conntrack_available"] = r.ena.conntrack_available;
-  e["total_bw_in"] = r.ena.bw_in;
-  e["total_bw_out"] = r.ena.bw_out;
-  e["total_pps"] = r.ena.pps;
-  // Interface counters (/proc/net/dev); -1 when the interface is unknown.
-  auto counter = [&](const char* key, std::uint64_t net::InterfaceCounters::*field) {
-    e[key] = r.counters ? as_signed((*r.counters).*field) : -1;
-  };
-  auto delta = [&](const char* key, std::uint64_t net::InterfaceCounters::*field) {
-    bool ok = r.counters && v.prev_counters && same_iface && (*r.counters).*field >= (*v.prev_counters).*field;
-    e[key] = ok ? as_signed((*r.counters).*field - (*v.prev_counters).*field) : -1;
-  };
+  e.set_json(s.time_wait_top_dst, std::move(top));
+  e.set_float(s.port_util_pct, f.port_util_pct);
+  e.set_text(s.port_util_dst, c.max_ephemeral_dst);
+  e.set_integer(s.ephemeral_ports, r.ports.size());
+  e.set_int(s.delta_bw_in, f.ena_delta.bw_in);
+  e.set_int(s.delta_bw_out, f.ena_delta.bw_out);
+  e.set_int(s.delta_pps, f.ena_delta.pps);
+  e.set_int(s.delta_conntrack, f.ena_delta.conntrack);
+  e.set_int(s.delta_linklocal, f.ena_delta.linklocal);
+  e.set_int(s.conntrack_available, r.ena.conntrack_available);
+  e.set_int(s.total_bw_in, r.ena.bw_in);
+  e.set_int(s.total_bw_out, r.ena.bw_out);
+  e.set_int(s.total_pps, r.ena.pps);
+  // Interface counters (/proc/net/dev) and their change over the window; -1
+  // when the interface is unknown.
   using IC = net::InterfaceCounters;
-  static const std::pair<const char*, std::uint64_t IC::*> kCounters[] = {
-      {"rx_bytes", &IC::rx_bytes},     {"tx_bytes", &IC::tx_bytes},     {"rx_packets", &IC::rx_packets},
-      {"tx_packets", &IC::tx_packets}, {"rx_errors", &IC::rx_errors},   {"tx_errors", &IC::tx_errors},
-      {"rx_dropped", &IC::rx_dropped}, {"tx_dropped", &IC::tx_dropped},
+  struct Counter {
+    sinks::FieldId total, delta;
+    std::uint64_t IC::*member;
   };
-  for (const auto& [key, field] : kCounters) counter(key, field);
-  for (const auto& [key, field] : kCounters) delta((std::string("delta_") + key).c_str(), field);
-  e["conntrack_count"] = r.conntrack_count;
-  e["conntrack_max"] = r.conntrack_max;
-  auto fd_usage = sinks::Event::array();
+  const Counter counters[] = {
+      {s.rx_bytes, s.delta_rx_bytes, &IC::rx_bytes},       {s.tx_bytes, s.delta_tx_bytes, &IC::tx_bytes},
+      {s.rx_packets, s.delta_rx_packets, &IC::rx_packets}, {s.tx_packets, s.delta_tx_packets, &IC::tx_packets},
+      {s.rx_errors, s.delta_rx_errors, &IC::rx_errors},    {s.tx_errors, s.delta_tx_errors, &IC::tx_errors},
+      {s.rx_dropped, s.delta_rx_dropped, &IC::rx_dropped}, {s.tx_dropped, s.delta_tx_dropped, &IC::tx_dropped},
+  };
+  for (const auto& k : counters) {
+    e.set_int(k.total, r.counters ? as_signed((*r.counters).*k.member) : -1);
+    bool ok = r.counters && v.prev_counters && same_iface && (*r.counters).*k.member >= (*v.prev_counters).*k.member;
+    e.set_int(k.delta, ok ? as_signed((*r.counters).*k.member - (*v.prev_counters).*k.member) : -1);
+  }
+  e.set_int(s.conntrack_count, r.conntrack_count);
+  e.set_int(s.conntrack_max, r.conntrack_max);
+  Json fd_usage = Json::array();
   double fd_max = 0;
   for (const auto& u : f.fds) {
-    sinks::Event item;
+    Json item;
     item["proc"] = u.proc;
     item["pids"] = u.processes.size();
     item["fd_count"] = u.fd_count_total;
     item["fd_limit"] = u.min_limit;
     item["fd_util_pct"] = u.max_util_pct;  // the worst process's own utilisation
     item["max_pid"] = u.max_pid;
-    auto list = sinks::Event::array();
+    Json list = Json::array();
     for (std::size_t i = 0; i < u.processes.size() && i < kMaxProcessesListed; ++i) {
       const auto& p = u.processes[i];
       list.push_back({{"pid", p.pid}, {"fd_count", p.fd_count}, {"fd_limit", p.fd_limit}, {"fd_util_pct", p.util_pct}});
@@ -313,9 +319,9 @@ void HostNetHealthTracker::emit(View& v, const Reading& r) {
     fd_usage.push_back(item);
     fd_max = std::max(fd_max, u.max_util_pct);
   }
-  e["fd_usage"] = fd_usage;
-  e["fd_util_max_pct"] = fd_max;
-  e["warnings"] = hnh::warnings(f, thresholds_);
+  e.set_json(s.fd_usage, std::move(fd_usage));
+  e.set_float(s.fd_util_max_pct, fd_max);
+  e.set_texts(s.warnings, hnh::warnings(f, options_.thresholds));
   ctx_->sink.write(e);
   ++snapshots_;
 
@@ -334,15 +340,53 @@ void HostNetHealthTracker::tick() {
   }
   std::uint64_t now = monotonic_ns();
   if (pending_.valid() || now < next_due_ns_) return;
-  const std::uint64_t interval = static_cast<std::uint64_t>(ctx_->options.hnh_interval_s) * 1'000'000'000ULL;
+  const std::uint64_t interval = static_cast<std::uint64_t>(options_.interval_s) * 1'000'000'000ULL;
   next_due_ns_ += interval;
   if (next_due_ns_ <= now) next_due_ns_ = now + interval;
   pending_ = std::async(std::launch::async, [this] { return collect(false); });
 }
 
-std::string HostNetHealthTracker::summary() const {
+std::string HostNetHealthTracker::summary_line() const {
   return fmt::format("host_net_health: {} snapshots of {} network namespace(s), {} failed", snapshots_, views_.size(),
                      failures_);
+}
+
+const TrackerDescriptor& host_net_health_tracker() {
+  static const TrackerDescriptor d{
+      .name = "host_net_health",
+      .help = "periodic host network health snapshot",
+      .schemas = {&host_net_health_schema()},
+      .add_options = [](CLI::App& cli) -> std::shared_ptr<TrackerOptions> {
+        auto o = std::make_shared<HostNetHealthOptions>();
+        hnh::Thresholds& t = o->thresholds;
+        auto* hnh = cli.add_option_group("host_net_health", "Periodic network health snapshot");
+        hnh->add_option("--hnh-interval", o->interval_s,
+                        "Seconds between snapshots (default 30; the first comes at start)")
+            ->check(CLI::Range(1u, 86400u));
+        hnh->add_option("--hnh-interface", o->interface, "Interface to report (default: the default route's)");
+        hnh->add_option("--hnh-procs", o->procs,
+                        "Comma-separated process names whose fd usage to report (default nginx,gunicorn)");
+        hnh->add_option(
+               "--hnh-netns", o->netns,
+               "Network namespace: 'target' (each target's, one snapshot per namespace; default) or 'self' (pyebpf's)")
+            ->check(CLI::IsMember({"target", "self"}));
+        hnh->add_option("--hnh-warn-close-wait", t.close_wait, "Warn above this many CLOSE_WAIT sockets (100)");
+        hnh->add_option("--hnh-warn-time-wait", t.time_wait_one_dst,
+                        "Warn above this many TIME_WAIT sockets to one destination (15000)");
+        hnh->add_option("--hnh-warn-port-util", t.port_util_pct,
+                        "Warn above this % of the ephemeral port range used towards one destination (60)");
+        hnh->add_option("--hnh-warn-syn-sent", t.syn_sent, "Warn above this many SYN_SENT sockets (30)");
+        hnh->add_option("--hnh-warn-syn-recv", t.syn_recv, "Warn above this many SYN_RECV sockets (100)");
+        hnh->add_option("--hnh-warn-fd-util", t.fd_util_pct, "Warn above this % of a process's fd limit (80)");
+        hnh->add_option("--hnh-warn-conntrack", t.conntrack_pct, "Warn above this % of nf_conntrack_max (80)");
+        return o;
+      },
+      .create = [](const TrackerOptions* o, const std::vector<std::string>&) -> std::unique_ptr<Tracker> {
+        return std::make_unique<HostNetHealthTracker>(static_cast<const HostNetHealthOptions&>(*o));
+      },
+      .report = make_host_net_health_report,
+  };
+  return d;
 }
 
 }  // namespace pyebpf::trackers

@@ -10,8 +10,9 @@
 
 #include "net/proc_net.hpp"
 #include "pyebpf/fd.hpp"
+#include "sinks/record.hpp"
+#include "trackers/descriptor.hpp"
 #include "trackers/net_health_report.hpp"
-#include "trackers/tracker.hpp"
 
 namespace pyebpf::trackers {
 
@@ -25,9 +26,17 @@ namespace pyebpf::trackers {
 // target (containers have their own; targets sharing one give one document),
 // "self" reports pyebpf's own. Reading another namespace happens on a helper
 // thread that setns()es into it; the runner's thread never changes namespace.
+struct HostNetHealthOptions : TrackerOptions {
+  unsigned interval_s = 30;
+  std::string interface;  // empty: the default route's interface
+  std::string procs = "nginx,gunicorn";
+  std::string netns = "target";  // "target": each target's network namespace; "self": pyebpf's own
+  hnh::Thresholds thresholds;    // warnings (strict >), the original tool's values
+};
+
 class HostNetHealthTracker : public Tracker {
  public:
-  HostNetHealthTracker();
+  explicit HostNetHealthTracker(const HostNetHealthOptions& options);
   ~HostNetHealthTracker() override;
 
   const char* name() const override { return "host_net_health"; }
@@ -35,7 +44,7 @@ class HostNetHealthTracker : public Tracker {
   std::vector<int> wait_fds() const override { return {}; }
   void consume() override {}
   void tick() override;
-  std::string summary() const override;
+  std::vector<std::string> summary() const override { return {summary_line()}; }
 
   // What one collection read in one namespace (filled on the helper thread).
   struct Reading {
@@ -52,6 +61,7 @@ class HostNetHealthTracker : public Tracker {
   };
 
  private:
+  std::string summary_line() const;
   struct View {
     std::uint64_t netns = 0;  // inode of the namespace
     Fd nsfd;                  // keeps the namespace reachable; -1 for pyebpf's own
@@ -72,10 +82,11 @@ class HostNetHealthTracker : public Tracker {
   void emit(View& view, const Reading& r);
   bool view_alive(const View& v) const;
 
+  const HostNetHealthOptions options_;
   TrackerContext* ctx_ = nullptr;
   std::vector<View> views_;
   std::vector<std::string> procs_;
-  hnh::Thresholds thresholds_;
+  sinks::Record record_;
   std::future<Round> pending_;
   std::uint64_t next_due_ns_ = 0;
   std::uint64_t snapshots_ = 0;

@@ -2,8 +2,10 @@
 #include "trackers/offcpu.hpp"
 
 #include <bpf/bpf.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -15,9 +17,7 @@
 #include "bpf/features.hpp"
 #include "offcpu.skel.h"
 #include "pyebpf/error.hpp"
-#include "python/stack_format.hpp"
 #include "trackers/bpf_counters.hpp"
-#include "trackers/event_fields.hpp"
 #include "util/clock.hpp"
 #include "util/timer.hpp"
 
@@ -25,11 +25,6 @@ namespace pyebpf::trackers {
 namespace {
 
 constexpr const char* kTracepoints[] = {"sched_switch", "sched_wakeup", "sched_wakeup_new"};
-constexpr std::string_view kTruncated = "[truncated]";
-
-double ms(std::uint64_t ns) {
-  return std::round(static_cast<double>(ns) / 1e3) / 1e3;
-}
 
 template <typename Key, typename Fn>
 void for_each_key(int map_fd, Fn&& fn) {
@@ -55,17 +50,15 @@ void delete_keys(int map_fd, Pred&& pred) {
 
 }  // namespace
 
-void OffCpuTracker::SkelDeleter::operator()(offcpu_bpf* skel) const noexcept {
-  offcpu_bpf__destroy(skel);
-}
-
-OffCpuTracker::OffCpuTracker() : scratch_(std::make_unique<pyebpf_offcpu_event>()) {}
+OffCpuTracker::OffCpuTracker(const OffCpuOptions& options)
+    : options_(options),
+      decoder_(options.max_stack_depth, [this]() -> const native::Kallsyms& { return kallsyms(); }),
+      record_(off_cpu_schema()) {}
 OffCpuTracker::~OffCpuTracker() = default;
 
 OffCpuTracker::Skeleton OffCpuTracker::open_and_load(const Hooks& hooks) const {
-  const app::Options& o = ctx_->options;
-  Skeleton skel(offcpu_bpf__open());
-  if (!skel) throw Error(errno_text("offcpu: open BPF object", errno));
+  const OffCpuOptions& o = options_;
+  Skeleton skel("offcpu", {offcpu_bpf__open, offcpu_bpf__load, offcpu_bpf__destroy});
   auto* p = &skel->progs;
   for (bpf_program* prog : {p->offcpu_switch_btf, p->offcpu_wakeup_btf, p->offcpu_wakeup_new_btf})
     bpf_program__set_autoload(prog, hooks.tp_btf);
@@ -74,23 +67,20 @@ OffCpuTracker::Skeleton OffCpuTracker::open_and_load(const Hooks& hooks) const {
   bpf_program__set_autoload(p->offcpu_resume_btf, hooks.tp_btf && hooks.at_resume);
   bpf_program__set_autoload(p->offcpu_resume_raw, !hooks.tp_btf && hooks.at_resume);
 
-  skel->rodata->targ_min_off_ns = static_cast<__u64>(o.offcpu_min_total_ms * 1e6);
-  skel->rodata->targ_py_min_ns = static_cast<__u64>(o.offcpu_py_min_ms * 1e6);
-  skel->rodata->targ_py_enable = o.offcpu_py_enable;
-  skel->rodata->targ_max_depth = std::clamp(o.offcpu_max_stack_depth, 1u, unsigned{PYEBPF_OFFCPU_MAX_NATIVE});
-  skel->rodata->targ_aggregate = o.offcpu_aggregate_s > 0;
+  skel->rodata->targ_min_off_ns = static_cast<__u64>(o.min_total_ms * 1e6);
+  skel->rodata->targ_py_min_ns = static_cast<__u64>(o.py_min_ms * 1e6);
+  skel->rodata->targ_py_enable = o.py_enable;
+  skel->rodata->targ_max_depth = std::clamp(o.max_stack_depth, 1u, unsigned{PYEBPF_OFFCPU_MAX_NATIVE});
+  skel->rodata->targ_aggregate = o.aggregate_s > 0;
   skel->rodata->targ_capture = hooks.at_resume ? PYEBPF_OFFCPU_CAPTURE_AT_RESUME : PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT;
   if (hooks.at_resume) bpf_map__set_max_entries(skel->maps.stashed, 1);
-  if (o.offcpu_aggregate_s > 0) {
+  if (o.aggregate_s > 0) {
     bpf_map__set_max_entries(skel->maps.events, 64 * 1024);  // unused: nothing is sent per event
   } else {
     for (bpf_map* m : {skel->maps.agg, skel->maps.agg_kstacks, skel->maps.agg_ustacks, skel->maps.agg_pystacks})
       bpf_map__set_max_entries(m, 1);
   }
-  ctx_->shared_maps.reuse_in(skel->obj);
-  if (int err = offcpu_bpf__load(skel.get()))
-    throw Error(errno_text("offcpu: load BPF object (" + hooks.family() + " hooks)", -err),
-                "run with -vv to see the verifier log");
+  skel.load(ctx_->shared_maps, " (" + hooks.family() + " hooks)");
   return skel;
 }
 
@@ -108,16 +98,16 @@ void OffCpuTracker::attach(const Hooks& hooks) {
     bpf_link* link = bpf_program__attach(prog);
     if (!link) throw Error(errno_text("offcpu: attach " + hook, errno));
     links_.emplace_back(link);
-    hooks_ += (hooks_.empty() ? "" : ", ") + hook;
+    hooks_.push_back(hook);
   }
 }
 
 void OffCpuTracker::start(TrackerContext& ctx) {
   ctx_ = &ctx;
-  const app::Options& o = ctx.options;
+  const OffCpuOptions& o = options_;
   Hooks hooks;
-  hooks.tp_btf = o.offcpu_hook == "tp_btf";
-  if (o.offcpu_hook == "auto") {
+  hooks.tp_btf = o.hook == "tp_btf";
+  if (o.hook == "auto") {
     hooks.tp_btf = std::all_of(std::begin(kTracepoints), std::end(kTracepoints),
                                [](const char* tp) { return bpf::kernel_loads_tp_btf(tp); });
     if (!hooks.tp_btf)
@@ -126,8 +116,8 @@ void OffCpuTracker::start(TrackerContext& ctx) {
   // sched_exit_tp (Linux >= 6.16) lets stacks be taken only for sleeps that
   // are reported; its BTF type tells whether the kernel has it.
   bool has_exit_tp = bpf::kernel_has_btf_tracepoint("sched_exit_tp");
-  hooks.at_resume = o.offcpu_capture == "resume" || (o.offcpu_capture == "auto" && has_exit_tp);
-  if (o.offcpu_capture == "auto" && !has_exit_tp)
+  hooks.at_resume = o.capture == "resume" || (o.capture == "auto" && has_exit_tp);
+  if (o.capture == "auto" && !has_exit_tp)
     spdlog::info(
         "offcpu: no sched_exit_tp tracepoint in this kernel (Linux < 6.16): stacks are taken at every "
         "switch-out of a target thread, which costs more per sleep");
@@ -135,7 +125,7 @@ void OffCpuTracker::start(TrackerContext& ctx) {
     skel_ = open_and_load(hooks);
     attach(hooks);
   } catch (const Error& e) {
-    if (o.offcpu_hook != "auto" || !hooks.tp_btf) throw;
+    if (o.hook != "auto" || !hooks.tp_btf) throw;
     spdlog::warn("offcpu: {}; falling back to raw_tp", e.what());
     links_.clear();
     skel_.reset();
@@ -149,8 +139,8 @@ void OffCpuTracker::start(TrackerContext& ctx) {
   // the first event that needs it.
   kallsyms_loading_ = std::async(std::launch::async, [] { return native::Kallsyms::load(); });
 
-  if (o.offcpu_aggregate_s > 0) {
-    agg_timer_ = make_timer(from_seconds(o.offcpu_aggregate_s), from_seconds(o.offcpu_aggregate_s));
+  if (o.aggregate_s > 0) {
+    agg_timer_ = make_timer(from_seconds(o.aggregate_s), from_seconds(o.aggregate_s));
     interval_start_ns_ = monotonic_ns();
   } else {
     events_.emplace(
@@ -160,11 +150,10 @@ void OffCpuTracker::start(TrackerContext& ctx) {
   spdlog::info(
       "offcpu: hooks {}; stacks taken {}; {}; sleeps >= {} ms; Python stacks {}; kernel/user stacks up to {} "
       "frames",
-      hooks_, at_resume_ ? "when a reported sleep resumes" : "at every switch-out",
-      o.offcpu_aggregate_s > 0 ? fmt::format("aggregated in BPF, emitted every {} s", o.offcpu_aggregate_s)
-                               : std::string("one event per sleep"),
-      o.offcpu_min_total_ms,
-      o.offcpu_py_enable ? fmt::format("on (sleeps >= {} ms)", o.offcpu_py_min_ms) : std::string("off"),
+      fmt::join(hooks_, ", "), at_resume_ ? "when a reported sleep resumes" : "at every switch-out",
+      o.aggregate_s > 0 ? fmt::format("aggregated in BPF, emitted every {} s", o.aggregate_s)
+                        : std::string("one event per sleep"),
+      o.min_total_ms, o.py_enable ? fmt::format("on (sleeps >= {} ms)", o.py_min_ms) : std::string("off"),
       skel_->rodata->targ_max_depth);
 }
 
@@ -192,50 +181,8 @@ const native::Kallsyms& OffCpuTracker::kallsyms() {
   return kallsyms_;
 }
 
-std::vector<std::string> OffCpuTracker::user_stack(std::uint32_t pid, const pyebpf_offcpu_native_stack& stack) {
-  auto& sym = native_[pid];
-  if (!sym) sym = std::make_unique<native::NativeSymbolizer>(static_cast<pid_t>(pid), elf_files_);
-  return root_first_stack(stack, ctx_->options.offcpu_max_stack_depth,
-                          [&](std::uint64_t addr, bool ret) { return sym->name(addr, ret); });
-}
-
-void OffCpuTracker::add_stacks(sinks::Event& e, std::uint32_t pid, const pyebpf_offcpu_native_stack* kstack,
-                               const pyebpf_offcpu_native_stack* ustack, const pyebpf_py_stack* py,
-                               std::size_t py_bytes) {
-  const native::Kallsyms& ksyms = kallsyms();
-  auto kernel_name = [&](std::uint64_t addr, bool ret) { return ksyms.name(ret ? addr - 1 : addr); };
-  e["kernel_stack"] =
-      kstack ? root_first_stack(*kstack, ctx_->options.offcpu_max_stack_depth, kernel_name, is_tracing_frame)
-             : std::vector<std::string>{};
-  e["user_stack"] = ustack ? user_stack(pid, *ustack) : std::vector<std::string>{};
-  std::string text;
-  int depth = 0;
-  auto* python = ctx_->targets.python(static_cast<pid_t>(pid));
-  if (py && python && py->depth > 0 && py->status != PYEBPF_STACK_NOT_WALKED) {
-    auto stack = python::format_stack(python->symbolizer(), *py, py_bytes);
-    text = std::move(stack.text);
-    depth = stack.depth;
-  }
-  e["py_stack"] = text;
-  e["py_stack_depth"] = depth;
-}
-
 void OffCpuTracker::handle(const void* data, std::size_t size) {
-  if (size < PYEBPF_OFFCPU_EVENT_BYTES(0)) {
-    ++malformed_;
-    return;
-  }
-  pyebpf_offcpu_event& ev = *scratch_;
-  std::memcpy(&ev, data, std::min(size, sizeof(ev)));
-  sinks::Event e = thread_event("off_cpu", *ctx_, ev.hdr);
-  e["off_cpu_ms"] = ms(ev.off_ns);
-  e["runq_ms"] = ms(ev.runq_ns);
-  e["prev_state"] = format_prev_state(ev.prev_state);
-  e["cpu"] = ev.hdr.cpu;
-  add_stacks(e, ev.hdr.pid, &ev.kstack, &ev.ustack, &ev.py, size - offsetof(pyebpf_offcpu_event, py));
-  ctx_->targets.count_event(static_cast<pid_t>(ev.hdr.pid));
-  ctx_->sink.write(e);
-  ++emitted_;
+  deliver(decoder_.decode(data, size, decode_context(*ctx_), record_), record_, *ctx_, counts_);
 }
 
 void OffCpuTracker::flush_aggregates() {
@@ -268,42 +215,51 @@ void OffCpuTracker::flush_aggregates() {
   };
   // Entries whose stacks differ only beyond the depth limit print the same:
   // merged here, so every record is one unique (thread, state, stacks) as printed.
-  std::vector<sinks::Event> records;
+  struct Merged {
+    sinks::Record record;
+    std::uint64_t count = 0, off_ns = 0, runq_ns = 0, max_off_ns = 0;
+  };
+  const OffCpuSchema& s = off_cpu_schema();
+  const DecodeContext ctx = decode_context(*ctx_);
+  std::vector<Merged> merged;
   std::map<std::string, std::size_t> index;
   pyebpf_offcpu_native_stack kstack{}, ustack{};
   auto py = std::make_unique<pyebpf_py_stack>();
   for (const auto& [k, v] : entries) {
     pyebpf_event_header hdr = v.hdr;
     hdr.ts_ns = start_ns;
-    sinks::Event e = thread_event("off_cpu", *ctx_, hdr);
-    e["interval_s"] = ms(end_ns - start_ns) / 1e3;
-    e["count"] = v.count;
-    e["off_cpu_ms"] = ms(v.off_ns);
-    e["runq_ms"] = ms(v.runq_ns);
-    e["max_off_cpu_ms"] = ms(v.max_off_ns);
-    e["prev_state"] = format_prev_state(k.prev_state);
+    record_.clear();
+    set_thread_fields(record_, ctx, hdr);
+    record_.set_text(s.prev_state, format_prev_state(k.prev_state));
     bool has_k = lookup(skel_->maps.agg_kstacks, k.gen, k.kstack, &kstack);
     bool has_u = lookup(skel_->maps.agg_ustacks, k.gen, k.ustack, &ustack);
     bool has_py = lookup(skel_->maps.agg_pystacks, k.gen, k.pystack, py.get());
-    add_stacks(e, k.pid, has_k ? &kstack : nullptr, has_u ? &ustack : nullptr, has_py ? py.get() : nullptr,
-               sizeof(*py));
-    std::string identity = fmt::format("{}/{}/{}/{}/{}/{}", k.pid, k.tid, k.prev_state, e["kernel_stack"].dump(),
-                                       e["user_stack"].dump(), e["py_stack"].get<std::string>());
-    auto [it, fresh] = index.emplace(identity, records.size());
-    if (fresh) {
-      records.push_back(std::move(e));
-      continue;
+    decoder_.add_stacks(record_, ctx, k.pid, has_k ? &kstack : nullptr, has_u ? &ustack : nullptr,
+                        has_py ? py.get() : nullptr, sizeof(*py));
+    std::string identity = fmt::format("{}/{}/{}/", k.pid, k.tid, k.prev_state);
+    for (sinks::FieldId f : {s.kernel_stack, s.user_stack}) {
+      for (std::size_t i = 0; i < record_.size(f); ++i) stack::append_text(identity += '/', record_.native_frame(f, i));
+      identity += '|';
     }
-    sinks::Event& into = records[it->second];
-    into["count"] = into["count"].get<std::uint64_t>() + v.count;
-    into["off_cpu_ms"] =
-        ms(static_cast<std::uint64_t>(std::llround(into["off_cpu_ms"].get<double>() * 1e6)) + v.off_ns);
-    into["runq_ms"] = ms(static_cast<std::uint64_t>(std::llround(into["runq_ms"].get<double>() * 1e6)) + v.runq_ns);
-    into["max_off_cpu_ms"] = std::max(into["max_off_cpu_ms"].get<double>(), ms(v.max_off_ns));
+    for (std::size_t i = 0; i < record_.size(s.py_stack); ++i)
+      stack::append_text(identity += ';', record_.py_frame(s.py_stack, i));
+    auto [it, fresh] = index.emplace(identity, merged.size());
+    if (fresh) merged.push_back({record_});
+    Merged& m = merged[it->second];
+    m.count += v.count;
+    m.off_ns += v.off_ns;
+    m.runq_ns += v.runq_ns;
+    m.max_off_ns = std::max<std::uint64_t>(m.max_off_ns, v.max_off_ns);
   }
-  for (auto& e : records) {
-    ctx_->targets.count_event(e["pid"].get<pid_t>());
-    ctx_->sink.write(e);
+  for (auto& m : merged) {
+    sinks::Record& r = m.record;
+    r.set_float(s.interval_s, ns_to_ms(end_ns - start_ns) / 1e3);
+    r.set_uint(s.count, m.count);
+    r.set_float(s.off_cpu_ms, ns_to_ms(m.off_ns));
+    r.set_float(s.runq_ms, ns_to_ms(m.runq_ns));
+    r.set_float(s.max_off_cpu_ms, ns_to_ms(m.max_off_ns));
+    ctx_->targets.count_event(static_cast<pid_t>(r.uint_value(sinks::thread_fields::pid)));
+    ctx_->sink.write(r);
     ++agg_records_;
   }
   // Stacks are kept one generation longer than the entries naming them: an
@@ -314,7 +270,7 @@ void OffCpuTracker::flush_aggregates() {
     delete_keys<pyebpf_offcpu_stack_key>(bpf_map__fd(m), stale);
 }
 
-std::string OffCpuTracker::summary() const {
+std::string OffCpuTracker::summary_line() const {
   if (!skel_) return "offcpu: not started";
   Counters c = read_counters(skel_->maps.counters);
   // Runs the kernel skipped because the same program was already running on
@@ -334,15 +290,15 @@ std::string OffCpuTracker::summary() const {
   if (agg_timer_)
     out += fmt::format("{} aggregated into {} records", c[PYEBPF_OFFCPU_CNT_AGGREGATED], agg_records_);
   else
-    out += fmt::format("{} emitted", emitted_);
+    out += fmt::format("{} emitted", counts_.emitted);
   out += fmt::format("; {} preemptions ({:.1f} s in run queues)", c[PYEBPF_OFFCPU_CNT_PREEMPTIONS],
                      static_cast<double>(c[PYEBPF_OFFCPU_CNT_PREEMPT_RUNQ_NS]) / 1e9);
   out += fmt::format(
       "; lost: {} ring buffer full, {} aggregation maps full, {} before their stacks were taken, "
       "{} whose return to the CPU the kernel did not report to BPF, {} hook runs skipped by the kernel's "
       "recursion guard",
-      c[PYEBPF_CNT_RINGBUF_FULL] + malformed_, c[PYEBPF_OFFCPU_CNT_AGG_FULL], c[PYEBPF_OFFCPU_CNT_CAPTURE_MISSED],
-      c[PYEBPF_OFFCPU_CNT_END_UNSEEN], skipped);
+      c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed, c[PYEBPF_OFFCPU_CNT_AGG_FULL],
+      c[PYEBPF_OFFCPU_CNT_CAPTURE_MISSED], c[PYEBPF_OFFCPU_CNT_END_UNSEEN], skipped);
   if (agg_missing_stacks_) out += fmt::format(", {} aggregated stacks missing", agg_missing_stacks_);
   out += fmt::format(
       "; {} wake-ups of threads never seen sleeping (asleep since before attach), {} switch-ins without a "
@@ -353,44 +309,50 @@ std::string OffCpuTracker::summary() const {
   return out;
 }
 
-std::string format_prev_state(std::uint32_t state) {
-  constexpr std::uint32_t idle = PYEBPF_TASK_UNINTERRUPTIBLE | PYEBPF_TASK_NOLOAD;
-  if ((state & idle) == idle) return "I";  // TASK_IDLE: a kernel wait that is not load
-  std::uint32_t bits = state & PYEBPF_TASK_REPORT;
-  if (state & PYEBPF_TASK_RTLOCK_WAIT) bits |= PYEBPF_TASK_UNINTERRUPTIBLE;  // PREEMPT_RT sleeping lock
-  if (state == PYEBPF_TASK_RUNNING) return "R";
-  static constexpr char kLetters[] = "SDTtXZP";
-  std::string out;
-  for (int bit = 0; bit < 7; ++bit) {
-    if (bits & (1u << bit)) out += kLetters[bit];
-  }
-  return out.empty() ? fmt::format("?({:#x})", state) : out;
-}
-
-std::vector<std::string> root_first_stack(const pyebpf_offcpu_native_stack& stack, std::size_t max_depth,
-                                          const std::function<std::string(std::uint64_t, bool)>& name,
-                                          const std::function<bool(const std::string&)>& skip_leaf) {
-  std::size_t depth = std::min<std::size_t>(stack.depth, PYEBPF_OFFCPU_NATIVE_SLOTS);
-  std::size_t first = 0;
-  std::vector<std::string> leaf_first;
-  leaf_first.reserve(depth);
-  for (std::size_t i = 0; i < depth; ++i) {
-    leaf_first.push_back(name(stack.ips[i], i > 0));
-    if (first == i && skip_leaf && skip_leaf(leaf_first.back())) ++first;
-  }
-  std::size_t end = std::min(depth, first + max_depth);
-  std::vector<std::string> out;
-  out.reserve(end - first + 1);
-  if (end < depth) out.emplace_back(kTruncated);
-  for (std::size_t i = end; i > first; --i) out.push_back(std::move(leaf_first[i - 1]));
-  return out;
-}
-
-bool is_tracing_frame(const std::string& name) {
-  for (std::string_view prefix : {"bpf_", "__bpf_", "__traceiter_", "perf_", "trace_call_bpf"}) {
-    if (name.rfind(prefix, 0) == 0) return true;
-  }
-  return name.size() > 6 && name.compare(name.size() - 6, 6, " [bpf]") == 0;
+const TrackerDescriptor& offcpu_tracker() {
+  static const TrackerDescriptor d{
+      .name = "offcpu",
+      .help = "why threads sleep: kernel, native and Python stacks",
+      .schemas = {&off_cpu_schema()},
+      .add_options = [](CLI::App& cli) -> std::shared_ptr<TrackerOptions> {
+        auto o = std::make_shared<OffCpuOptions>();
+        auto* offcpu = cli.add_option_group("offcpu", "Off-CPU: why threads sleep");
+        offcpu
+            ->add_option("--offcpu-min-total-ms", o->min_total_ms,
+                         "Report sleeps (switch-out to wake-up) at least this long (default 20)")
+            ->check(CLI::NonNegativeNumber);
+        offcpu
+            ->add_option("--offcpu-py-min-ms", o->py_min_ms,
+                         "Attach the Python stack only to sleeps at least this long (default 0)")
+            ->check(CLI::NonNegativeNumber);
+        offcpu
+            ->add_flag("--offcpu-py-enable{true},!--no-offcpu-py-enable", o->py_enable,
+                       "Walk Python stacks (default true; --offcpu-py-enable false or --no-offcpu-py-enable to skip)")
+            ->expected(0, 1);
+        offcpu
+            ->add_option("--offcpu-max-stack-depth", o->max_stack_depth,
+                         "Kernel and user frames kept per stack (default 20, at most 64)")
+            ->check(CLI::Range(1u, 64u));
+        offcpu
+            ->add_option("--offcpu-aggregate", o->aggregate_s,
+                         "Aggregate in BPF: every SECONDS emit total off-CPU time and count per thread and stacks")
+            ->check(CLI::PositiveNumber);
+        offcpu->add_option("--offcpu-hook", o->hook, "Tracepoint flavour: auto (tp_btf, else raw_tp), tp_btf, raw_tp")
+            ->check(CLI::IsMember({"auto", "tp_btf", "raw_tp"}));
+        offcpu
+            ->add_option("--offcpu-capture", o->capture,
+                         "When stacks are taken: auto (resume where the kernel has sched_exit_tp, else switch-out), "
+                         "resume (only for reported sleeps), switch-out (every sleep)")
+            ->check(CLI::IsMember({"auto", "resume", "switch-out"}));
+        return o;
+      },
+      .create = [](const TrackerOptions* o, const std::vector<std::string>&) -> std::unique_ptr<Tracker> {
+        return std::make_unique<OffCpuTracker>(static_cast<const OffCpuOptions&>(*o));
+      },
+      .report = make_offcpu_report,
+      .flame_graphs = [](const TrackerOptions*) { return offcpu_flame_graphs(); },
+  };
+  return d;
 }
 
 }  // namespace pyebpf::trackers

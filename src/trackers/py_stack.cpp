@@ -3,38 +3,29 @@
 
 #include <spdlog/spdlog.h>
 
-#include <cerrno>
+#include <CLI/CLI.hpp>
 
 #include "bpf/features.hpp"
 #include "py_stack.h"
 #include "py_stack.skel.h"
-#include "pyebpf/error.hpp"
-#include "python/stack_format.hpp"
 #include "trackers/bpf_counters.hpp"
-#include "trackers/event_fields.hpp"
+#include "trackers/py_stack_events.hpp"
 
 namespace pyebpf::trackers {
 
-void PyStackTracker::SkelDeleter::operator()(py_stack_bpf* skel) const noexcept {
-  py_stack_bpf__destroy(skel);
-}
-
-PyStackTracker::PyStackTracker() = default;
+PyStackTracker::PyStackTracker(const PyStackOptions& options) : options_(options), record_(py_stack_schema()) {}
 PyStackTracker::~PyStackTracker() = default;
 
 void PyStackTracker::start(TrackerContext& ctx) {
   ctx_ = &ctx;
-  skel_.reset(py_stack_bpf__open());
-  if (!skel_) throw Error(errno_text("py_stack: open BPF object", errno));
+  skel_ = bpf::Skeleton<py_stack_bpf>("py_stack", {py_stack_bpf__open, py_stack_bpf__load, py_stack_bpf__destroy});
   skel_->rodata->targ_use_bpf_loop = bpf::kernel_has_bpf_loop();
-  ctx.shared_maps.reuse_in(skel_->obj);
-  if (int err = py_stack_bpf__load(skel_.get()))
-    throw Error(errno_text("py_stack: load BPF object", -err), "run with -vv to see the verifier log");
-  sampler_.emplace(skel_->progs.sample_python_stack, ctx.options.pystack_frequency);
+  skel_.load(ctx.shared_maps);
+  sampler_.emplace(skel_->progs.sample_python_stack, options_.frequency);
   events_.emplace(
       skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "py_stack",
       std::chrono::milliseconds(PYEBPF_PY_STACK_POLL_MS));
-  spdlog::info("py_stack: sampling at {} Hz with {} on {} CPUs", ctx.options.pystack_frequency, sampler_->event_name(),
+  spdlog::info("py_stack: sampling at {} Hz with {} on {} CPUs", options_.frequency, sampler_->event_name(),
                sampler_->cpus());
 }
 
@@ -47,37 +38,41 @@ void PyStackTracker::consume() {
 }
 
 void PyStackTracker::handle(const void* data, std::size_t size) {
-  if (size < PYEBPF_PY_STACK_EVENT_BYTES(0)) {
-    ++malformed_;
-    return;
-  }
-  pyebpf_py_stack_event ev{};
-  std::memcpy(&ev, data, std::min(size, sizeof(ev)));
-  auto* python = ctx_->targets.python(static_cast<pid_t>(ev.hdr.pid));
-  if (!python) return;  // target already gone and forgotten
-  auto stack = python::format_stack(python->symbolizer(), ev.stack, size - sizeof(ev.hdr));
-
-  sinks::Event e = thread_event("py_stack", *ctx_, ev.hdr);
-  e["stack"] = stack.text;
-  e["stack_depth"] = stack.depth;
-  e["leaf_func"] = stack.leaf.function;
-  e["leaf_file"] = stack.leaf.file;
-  e["leaf_line"] = stack.leaf.line;
-  e["truncated"] = stack.truncated;
-  if (ev.stack.status == PYEBPF_STACK_READ_FAULT) e["partial"] = true;
-  ctx_->targets.count_event(static_cast<pid_t>(ev.hdr.pid));
-  ctx_->sink.write(e);
-  ++emitted_;
+  deliver(decode_py_stack(data, size, decode_context(*ctx_), record_), record_, *ctx_, counts_);
 }
 
-std::string PyStackTracker::summary() const {
+std::string PyStackTracker::summary_line() const {
   if (!skel_) return "py_stack: not started";
   Counters c = read_counters(skel_->maps.counters);
   return fmt::format(
       "py_stack: {} samples of target threads, {} emitted, {} lost (ring buffer full), {} without Python state, "
       "{} partial (memory read faults), {} truncated at {} frames",
-      c[PYEBPF_CNT_HITS], emitted_, c[PYEBPF_CNT_RINGBUF_FULL] + malformed_, c[PYEBPF_CNT_NO_TSTATE],
+      c[PYEBPF_CNT_HITS], counts_.emitted, c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed, c[PYEBPF_CNT_NO_TSTATE],
       c[PYEBPF_CNT_READ_FAULT], c[PYEBPF_CNT_TRUNCATED], PYEBPF_MAX_FRAMES);
+}
+
+const TrackerDescriptor& py_stack_tracker() {
+  static const TrackerDescriptor d{
+      .name = "py_stack",
+      .help = "CPU profiler: Python stacks sampled in BPF",
+      .schemas = {&py_stack_schema()},
+      .add_options = [](CLI::App& cli) -> std::shared_ptr<TrackerOptions> {
+        auto o = std::make_shared<PyStackOptions>();
+        cli.add_option_group("py_stack", "CPU profiler")
+            ->add_option("--pystack-frequency", o->frequency, "Samples per second per CPU (default 99)")
+            ->check(CLI::Range(1u, 10000u));
+        return o;
+      },
+      .create = [](const TrackerOptions* o, const std::vector<std::string>&) -> std::unique_ptr<Tracker> {
+        return std::make_unique<PyStackTracker>(static_cast<const PyStackOptions&>(*o));
+      },
+      .report = make_py_stack_report,
+      .flame_graphs =
+          [](const TrackerOptions* o) {
+            return py_stack_flame_graphs(static_cast<const PyStackOptions&>(*o).frequency);
+          },
+  };
+  return d;
 }
 
 }  // namespace pyebpf::trackers

@@ -63,8 +63,4 @@ double histogram_quantile_us(const std::array<std::uint64_t, PYEBPF_HANDOFF_BUCK
   return handoff_bucket_range(PYEBPF_HANDOFF_BUCKETS - 1).high_us;
 }
 
-double round_ms(double ms) {
-  return std::round(ms * 1000.0) / 1000.0;
-}
-
 }  // namespace pyebpf::trackers

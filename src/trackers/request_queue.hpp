@@ -36,7 +36,4 @@ BucketRange handoff_bucket_range(std::uint32_t bucket);
 // the bucket holding the rank, interpolated linearly inside it. 0 if empty.
 double histogram_quantile_us(const std::array<std::uint64_t, PYEBPF_HANDOFF_BUCKETS>& hist, double q);
 
-// Milliseconds rounded to 3 decimals (microsecond resolution), as every *_ms field.
-double round_ms(double ms);
-
 }  // namespace pyebpf::trackers

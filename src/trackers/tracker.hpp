@@ -1,22 +1,57 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "app/options.hpp"
-#include "app/targets.hpp"
 #include "bpf/shared_maps.hpp"
+#include "pyebpf/fd.hpp"
+#include "python/process.hpp"
 #include "sinks/sink.hpp"
 #include "trackers/degradations.hpp"
 #include "util/clock.hpp"
 
 namespace pyebpf::trackers {
 
+// One process being profiled, as the runner attached it.
+struct Target {
+  pid_t pid = 0;
+  Fd pidfd;  // readable when the process exits
+  std::string comm;
+  std::unique_ptr<python::PythonProcess> python;  // kept after exit: its caches name late events
+  std::uint64_t events = 0;
+  bool exited = false;
+  double exited_after_s = 0;
+};
+
+// What trackers may ask about the targets: the list (to plan and attach
+// hooks) and the per-process caches decoders name things with. The runner's
+// app::Targets implements it; decoder tests use their own.
+class TargetLookup {
+ public:
+  virtual ~TargetLookup() = default;
+  // Every target as attached; exited ones stay, marked.
+  virtual const std::vector<Target>& all() const = 0;
+  // Names the frames BPF recorded in `pid`; null once the target is forgotten.
+  virtual python::FrameResolver* frames(pid_t pid) = 0;
+  // The threading.Thread name of (thread ident, tid in the target's pid
+  // namespace), if the target named that thread. `fresh`: re-read the names
+  // now rather than trust a cache refreshed a moment ago.
+  virtual std::optional<std::string> thread_name(pid_t pid, std::uint64_t thread_ident, std::uint32_t ns_tid,
+                                                 bool fresh = false) = 0;
+  // One more event of `pid` (for the end-of-run summary).
+  virtual void count_event(pid_t pid) = 0;
+};
+
 // What a tracker gets from the runner. Everything here outlives the tracker.
 struct TrackerContext {
-  const app::Options& options;
-  app::Targets& targets;
+  const std::string& env;  // copied into every event
+  TargetLookup& targets;
   const bpf::SharedMaps& shared_maps;
   sinks::Sink& sink;
   const WallClock& clock;
@@ -43,8 +78,33 @@ class Tracker {
   // Called once when the run ends, after the last consume(): emit what is
   // still held (e.g. a partial aggregation interval).
   virtual void finish() {}
-  // One line for the end-of-run summary: what was seen and what was lost.
-  virtual std::string summary() const = 0;
+  // Its lines of the end-of-run summary (one per part): what was seen and
+  // what was lost.
+  virtual std::vector<std::string> summary() const = 0;
 };
+
+// How a decoder handled one ring-buffer record.
+enum class Decoded {
+  Event,      // the record holds an event to write
+  Malformed,  // shorter than its struct: counted as lost
+  Skipped,    // nothing to write (its target was forgotten, a bookkeeping record)
+};
+
+// What a tracker did with what its decoder handled, for its summary line.
+struct EventCounts {
+  std::uint64_t emitted = 0;
+  std::uint64_t malformed = 0;
+};
+
+// The common end of a tracker's ring-buffer handler: an event is counted for
+// its target (pid 0: a host-level event of no target) and written to the
+// sinks; a malformed record is counted.
+inline void deliver(Decoded decoded, const sinks::Record& record, TrackerContext& ctx, EventCounts& counts) {
+  if (decoded == Decoded::Malformed) ++counts.malformed;
+  if (decoded != Decoded::Event) return;
+  if (auto pid = record.uint_value(sinks::thread_fields::pid)) ctx.targets.count_event(static_cast<pid_t>(pid));
+  ctx.sink.write(record);
+  ++counts.emitted;
+}
 
 }  // namespace pyebpf::trackers

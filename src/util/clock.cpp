@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "util/clock.hpp"
 
+#include <cmath>
 #include <ctime>
 #include <limits>
 
@@ -44,7 +45,21 @@ std::int64_t WallClock::epoch_us(std::uint64_t monotonic_ns) const {
   return (static_cast<std::int64_t>(monotonic_ns) + offset_ns_) / 1000;
 }
 
+double ns_to_ms(std::uint64_t ns) {
+  return static_cast<double>((ns + 500) / 1000) / 1000.0;
+}
+
+double round_ms(double value) {
+  return std::round(value * 1000.0) / 1000.0;
+}
+
 std::string iso8601_utc(std::int64_t epoch_us) {
+  std::string out;
+  append_iso8601_utc(out, epoch_us);
+  return out;
+}
+
+void append_iso8601_utc(std::string& out, std::int64_t epoch_us) {
   std::time_t secs = static_cast<std::time_t>(epoch_us / 1'000'000);
   long micros = static_cast<long>(epoch_us % 1'000'000);
   if (micros < 0) {
@@ -55,8 +70,8 @@ std::string iso8601_utc(std::int64_t epoch_us) {
   gmtime_r(&secs, &tm);
   char buf[40];
   std::size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buf + n, sizeof(buf) - n, ".%06ldZ", micros);
-  return buf;
+  n += static_cast<std::size_t>(std::snprintf(buf + n, sizeof(buf) - n, ".%06ldZ", micros));
+  out.append(buf, n);
 }
 
 }  // namespace pyebpf

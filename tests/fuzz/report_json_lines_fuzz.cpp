@@ -1,43 +1,54 @@
 // SPDX-License-Identifier: Apache-2.0
-// `pyebpf report FILE` on arbitrary bytes: JSON lines as pyebpf prints them,
-// anything else, or (starting with SQLite's magic) a raw database file. A
-// bad file may be refused with pyebpf::Error; nothing else may escape.
+// `pyebpf report FILE`'s readers on arbitrary bytes: JSON lines as pyebpf
+// prints them (each object read back by record_from_json), anything else, or
+// (starting with SQLite's magic) a raw database file for SqliteStore's
+// reader. A bad file may be refused with pyebpf::Error; nothing else may
+// escape, and whatever is read must render.
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <fcntl.h>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
-#include "app/report_command.hpp"
 #include "pyebpf/error.hpp"
+#include "stored_report.hpp"
 
 namespace {
 
-// The report is printed on stdout: silence it, once.
-int memory_file() {
-  int null = ::open("/dev/null", O_WRONLY);
-  if (null < 0 || ::dup2(null, STDOUT_FILENO) < 0) std::abort();
-  ::close(null);
-  int fd = memfd_create("report-fuzz", 0);
-  if (fd < 0) std::abort();
-  return fd;
+std::string sqlite_report_of(const std::uint8_t* data, std::size_t size) {
+  static const int fd = [] {
+    int f = memfd_create("report-fuzz", 0);
+    if (f < 0) std::abort();
+    return f;
+  }();
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, data, size, 0) != static_cast<ssize_t>(size)) std::abort();
+  try {
+    return pyebpf::fuzz::sqlite_report("/proc/self/fd/" + std::to_string(fd));
+  } catch (const pyebpf::Error&) {
+    return {};
+  }
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const int fd = memory_file();
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, data, size, 0) != static_cast<ssize_t>(size)) std::abort();
-  pyebpf::app::Options options;
-  options.command = pyebpf::app::Options::Command::Report;
-  options.report_file = "/proc/self/fd/" + std::to_string(fd);
-  try {
-    pyebpf::app::print_stored_report(options);
-  } catch (const pyebpf::Error&) {
+  constexpr std::string_view kSqliteMagic("SQLite format 3\0", 16);
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  if (text.starts_with(kSqliteMagic)) {
+    (void)sqlite_report_of(data, size);
+    return 0;
   }
-  std::fflush(stdout);
+  pyebpf::fuzz::StoredReport stored;
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    auto e = nlohmann::ordered_json::parse(text.substr(0, end), nullptr, false);
+    if (!e.is_discarded() && e.is_object()) stored.add(e);
+    text.remove_prefix(std::min(end + 1, text.size()));
+  }
+  (void)stored.report().render();
   return 0;
 }

@@ -3,12 +3,20 @@
 
 #include <gtest/gtest.h>
 
+#include "app/registry.hpp"
+#include "trackers/host_net_health_events.hpp"
+#include "trackers/offcpu_events.hpp"
+#include "trackers/py_stack_events.hpp"
 #include "util/gzip.hpp"
 
 namespace pyebpf::sinks::clickhouse {
 namespace {
 
-using Json = Event;
+using Json = nlohmann::ordered_json;
+
+const TableSchema& table_for(std::string_view metric) {
+  return *app::schema_for_metric(metric);
+}
 
 const Dialect kLegacy = Dialect::for_version(*ServerVersion::parse("18.16.1"));
 const Dialect kModern = Dialect::for_version(*ServerVersion::parse("24.8.4.13\n"));
@@ -53,19 +61,15 @@ TEST(ClickHouseDdl, CurrentServersGetRicherTypes) {
 }
 
 TEST(ClickHouseDdl, EveryOriginalTableExists) {
+  auto schemas = app::all_schemas();
   for (const char* table : {"ebpf_gc_pause", "ebpf_gil_wait", "ebpf_off_cpu", "ebpf_handoff", "ebpf_py_stacks",
                             "ebpf_tcp_accept", "ebpf_tcp_connect", "ebpf_tcp_loss", "ebpf_host_net_health"}) {
     bool found = false;
-    for (const auto& t : known_tables()) found |= t.table == table;
+    for (const auto* t : schemas) found |= t->table() == table;
     EXPECT_TRUE(found) << table;
   }
-  EXPECT_EQ(known_tables().size(), 10u);  // and handoff's request_queue summaries
-  EXPECT_EQ(table_for("request_queue").table, "ebpf_request_queue");
-  // Metrics without a schema get their own table, never a known one.
-  EXPECT_EQ(table_for("queue_depth").table, "ebpf_queue_depth");
-  EXPECT_FALSE(table_for("queue_depth").known);
-  EXPECT_EQ(table_for("py_stacks").table, "ebpf_py_stacks_other");
-  EXPECT_EQ(table_for("Weird Name!").table, "ebpf_weird_name_");
+  EXPECT_EQ(schemas.size(), 10u);  // and handoff's request_queue summaries
+  EXPECT_EQ(table_for("request_queue").table(), "ebpf_request_queue");
 }
 
 TEST(ClickHouseDdl, IdentifiersAreQuoted) {
@@ -85,60 +89,71 @@ TEST(ClickHouseTime, ConvertsIsoToServerFormat) {
   EXPECT_FALSE(clickhouse_time("2026-11-29T16:14:43.Z", false));
 }
 
-TEST(ClickHouseRow, FieldsAreCoercedOrKeptInExtra) {
-  RowEncoder enc(table_for("py_stack"), kLegacy, "host-a");
-  Json e = {{"metric", "py_stack"},
-            {"env", "prod"},
-            {"ts", "2026-11-29T16:14:43.529837Z"},
-            {"ts_us", 1795968883529837LL},
-            {"pid", 7714},
-            {"tid", 7718},
-            {"thread_name", "Worker"},
-            {"stack", "a (x.py:1);b (x.py:2)"},
-            {"stack_depth", 2.0},       // a whole float fits UInt16
-            {"leaf_line", "12"},        // a string does not fit Int32: kept in extra
-            {"truncated", true},        // bool -> UInt8
-            {"new_field", {{"k", 1}}},  // unknown field: extra
-            {"container_pid", -1},      // out of range for UInt32: extra
-            {"partial", nullptr}};      // null in a non-Nullable column: omitted
-  Json row = Json::parse(enc.encode(e));
+TEST(ClickHouseRow, TypedValuesInTheServersFormats) {
+  const auto& s = trackers::py_stack_schema();
+  namespace tf = thread_fields;
+  RowEncoder enc(s, kLegacy, "host-a");
+  Record r(s);
+  r.set_text(tf::env, "prod");
+  r.set_time(tf::ts, 1795968883529837LL);
+  r.set_int(tf::ts_us, 1795968883529837LL);
+  r.set_uint(tf::pid, 7714);
+  r.set_uint(tf::container_pid, 1ull << 40);  // out of range for UInt32: extra
+  r.set_text(tf::thread_name, "Worker");
+  r.begin_py_stack(s.stack);
+  r.add_py_frame({"a", "x.py", 1});
+  r.add_py_frame({"b", "x.py", 2});
+  r.set_uint(s.stack_depth, 2);
+  r.set_bool(s.truncated, true);  // bool -> UInt8
+  Json row = Json::parse(enc.encode(r));
   EXPECT_FALSE(row.contains("metric"));
   EXPECT_EQ(row["host"], "host-a");
+  EXPECT_EQ(row.begin().key(), "env");
+  EXPECT_EQ(std::next(row.begin()).key(), "host");  // right after env, as the table declares it
   EXPECT_EQ(row["ts"], "2026-11-29 16:14:43");
   EXPECT_EQ(row["ts_us"], 1795968883529837LL);
+  EXPECT_EQ(row["stack"], "a (x.py:1);b (x.py:2)");
   EXPECT_EQ(row["stack_depth"], 2);
   EXPECT_EQ(row["truncated"], 1);
-  EXPECT_FALSE(row.contains("leaf_line"));
+  EXPECT_FALSE(row.contains("partial"));  // absent: the column's default
   EXPECT_FALSE(row.contains("container_pid"));
-  EXPECT_FALSE(row.contains("partial"));
   Json extra = Json::parse(row["extra"].get<std::string>());
-  EXPECT_EQ(extra["leaf_line"], "12");
-  EXPECT_EQ(extra["new_field"]["k"], 1);
-  EXPECT_EQ(extra["container_pid"], -1);
-  EXPECT_EQ(extra.size(), 3u);
+  EXPECT_EQ(extra, Json({{"container_pid", 1ull << 40}}));
+
+  // A time read back from text, in the modern format.
+  RowEncoder modern(s, kModern, "h");
+  Record t(s);
+  t.set_text(tf::ts, "2026-11-29T16:14:43.000001Z");
+  EXPECT_EQ(Json::parse(modern.encode(t))["ts"], "2026-11-29 16:14:43.000001");
 }
 
-TEST(ClickHouseRow, TypesOfOtherTrackers) {
-  RowEncoder enc(table_for("off_cpu"), kModern, "h");
-  Json e = {{"metric", "off_cpu"}, {"ts", "2026-11-29T16:14:43.000001Z"},
-            {"off_cpu_ms", 12},    {"kernel_stack", {"schedule", "futex_wait", 7}},
-            {"count", nullptr},    {"srtt_us", 12.6}};
-  Json row = Json::parse(enc.encode(e));
-  EXPECT_EQ(row["ts"], "2026-11-29 16:14:43.000001");
-  EXPECT_EQ(row["off_cpu_ms"], 12);
-  EXPECT_EQ(row["kernel_stack"], Json::array({"schedule", "futex_wait", "7"}));
+TEST(ClickHouseRow, StacksNullsAndJsonOfOtherTrackers) {
+  const auto& off = trackers::off_cpu_schema();
+  RowEncoder enc(off, kModern, "h");
+  Record r(off);
+  r.set_float(off.off_cpu_ms, 12);
+  r.begin_native_stack(off.kernel_stack);
+  r.add_native_frame({stack::NativeFrame::Kind::Symbol, "schedule", ""});
+  r.add_native_frame({stack::NativeFrame::Kind::Address, "", "", 0xffffffffc0f00000});
+  r.set_null(off.count);
+  Json row = Json::parse(enc.encode(r));
+  EXPECT_EQ(row["off_cpu_ms"], 12.0);
+  EXPECT_EQ(row["kernel_stack"], Json::array({"schedule", "[unknown] [0xffffffffc0f00000]"}));
   EXPECT_TRUE(row["count"].is_null());  // Nullable column keeps the null
-  EXPECT_EQ(Json::parse(row["extra"].get<std::string>())["srtt_us"], 12.6);
+  EXPECT_FALSE(row.contains("extra"));
 
-  RowEncoder hnh(table_for("host_net_health"), kLegacy, "h");
-  Json h = {{"metric", "host_net_health"},
-            {"time_wait_top_dst", Json::array({{{"dst", "10.0.0.1:5432"}, {"count", 3}}})},
-            {"fd_usage", Json::array()},
-            {"total_pps", -1}};
-  Json hrow = Json::parse(hnh.encode(h));
+  const auto& hnh = trackers::host_net_health_schema();
+  RowEncoder h(hnh, kLegacy, "h");
+  Record e(hnh);
+  e.set_json(hnh.time_wait_top_dst, Json::array({Json{{"dst", "10.0.0.1:5432"}, {"count", 3}}}));
+  e.set_json(hnh.fd_usage, Json::array());
+  e.set_int(hnh.total_pps, -1);
+  e.set_texts(hnh.warnings, {"close_wait=150"});
+  Json hrow = Json::parse(h.encode(e));
   EXPECT_EQ(hrow["time_wait_top_dst"], R"([{"dst":"10.0.0.1:5432","count":3}])");
   EXPECT_EQ(hrow["fd_usage"], "[]");
   EXPECT_EQ(hrow["total_pps"], -1);
+  EXPECT_EQ(hrow["warnings"], Json::array({"close_wait=150"}));
   EXPECT_FALSE(hrow.contains("extra"));
 }
 

@@ -3,19 +3,51 @@
 
 #include <gtest/gtest.h>
 
-#include "sinks/stacks.hpp"
+#include "app/registry.hpp"
+#include "sinks/record_input.hpp"
+#include "sinks/report_text.hpp"
+#include "test_support.hpp"
+#include "trackers/offcpu_events.hpp"
 
 namespace pyebpf::sinks {
 namespace {
 
-using Json = Event;
+using Json = nlohmann::ordered_json;
+
+// The kinds in registry order.
+constexpr std::size_t kCpu = 0, kGil = 1, kOffCpu = 2;
 
 Json ev(const char* metric, long tid, const char* thread) {
   return {{"metric", metric}, {"pid", 10}, {"tid", tid}, {"thread_name", thread}};
 }
 
-FlameGraphSink make() {
-  return FlameGraphSink({"", "", 100, "title", "pyebpf test"});
+// The sink with every tracker's kinds, py_stack sampling at 100 Hz; write()
+// takes events as pyebpf prints them.
+struct Sink {
+  FlameGraphSink sink{{"", "", "title", "pyebpf test",
+                       app::flame_graph_kinds(test::parse_args({"--pystack-frequency", "100"})->trackers)}};
+  void write(const Json& e) {
+    Record r(*app::schema_for_metric(e.at("metric").get<std::string>()));
+    record_from_json(e, r);
+    sink.write(r);
+  }
+  std::string folded_text(std::size_t kind) const { return sink.folded_text(kind); }
+  std::string speedscope_json() const { return sink.speedscope_json(); }
+};
+
+Sink make() {
+  return {};
+}
+
+TEST(FlameGraph, KindsComeFromTheTrackersCpuFirst) {
+  auto kinds = app::flame_graph_kinds(test::parse_args({})->trackers);
+  ASSERT_EQ(kinds.size(), 3u);
+  EXPECT_EQ(kinds[kCpu].name, "CPU");
+  EXPECT_EQ(kinds[kCpu].file_suffix, "");
+  EXPECT_DOUBLE_EQ(kinds[kCpu].speedscope_ms, 1000.0 / 99);
+  EXPECT_EQ(kinds[kGil].name, "GIL wait");
+  EXPECT_EQ(kinds[kOffCpu].name, "off-CPU");
+  EXPECT_EQ(kinds[kOffCpu].file_suffix, "off_cpu");
 }
 
 TEST(FlameGraph, DerivedFileNames) {
@@ -37,16 +69,16 @@ TEST(FlameGraph, CpuSamplesAreCountedPerStack) {
   other["stack"] = "main (a.py:1);idle (a.py:9)";
   sink.write(other);
   sink.write(ev("py_stack", 2, "Worker"));  // no Python frame: still CPU time of the thread
-  EXPECT_EQ(sink.folded_text(FlameGraphSink::Cpu),
+  EXPECT_EQ(sink.folded_text(kCpu),
             "[no Python frames] 1\nmain (a.py:1);idle (a.py:9) 1\nmain (a.py:1);work (a.py:5) 3\n");
-  EXPECT_EQ(sink.folded_text(FlameGraphSink::OffCpu), "");
+  EXPECT_EQ(sink.folded_text(kOffCpu), "");
 }
 
 TEST(FlameGraph, TimeKindsAreWeightedInMicroseconds) {
   auto sink = make();
   Json off = ev("off_cpu", 1, "Main");
   off["py_stack"] = "main (a.py:1);sleepy (a.py:3)";
-  off["kernel_stack"] = Json::array({"schedule", "do_nanosleep", "__x64_sys_nanosleep+0x12"});  // leaf first
+  off["kernel_stack"] = Json::array({"__x64_sys_nanosleep", "do_nanosleep", "schedule"});  // root first
   off["off_cpu_ms"] = 12.5;
   sink.write(off);
   sink.write(off);
@@ -55,10 +87,10 @@ TEST(FlameGraph, TimeKindsAreWeightedInMicroseconds) {
   gil["holder_thread_name"] = "Hog";
   gil["duration_ms"] = 2.25;
   sink.write(gil);
-  EXPECT_EQ(sink.folded_text(FlameGraphSink::OffCpu),
+  EXPECT_EQ(sink.folded_text(kOffCpu),
             "main (a.py:1);sleepy (a.py:3);__x64_sys_nanosleep_[k];do_nanosleep_[k];schedule_[k] 25000\n");
-  EXPECT_EQ(sink.folded_text(FlameGraphSink::Gil), "main (a.py:1);io (a.py:7);GIL held by Hog 2250\n");
-  EXPECT_EQ(sink.folded_text(FlameGraphSink::Cpu), "");
+  EXPECT_EQ(sink.folded_text(kGil), "main (a.py:1);io (a.py:7);GIL held by Hog 2250\n");
+  EXPECT_EQ(sink.folded_text(kCpu), "");
 }
 
 TEST(FlameGraph, SpeedscopeHasOneProfilePerThreadAndKind) {
@@ -103,20 +135,32 @@ TEST(FlameGraph, SpeedscopeHasOneProfilePerThreadAndKind) {
   for (const auto& p : profiles) EXPECT_EQ(p["samples"].size(), p["weights"].size());
 }
 
-TEST(Stacks, FramesAndKernelWaits) {
-  EXPECT_EQ(split_frames("a (x.py:1);b (x.py:2)"), (std::vector<std::string>{"a (x.py:1)", "b (x.py:2)"}));
-  EXPECT_TRUE(split_frames("").empty());
-  auto f = parse_py_frame("Class.method (/srv/my app/x.py:120)");
+TEST(Stacks, FramesReadBackFromText) {
+  auto f = stack::parse_py_frame("Class.method (/srv/my app/x.py:120)");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->function, "Class.method");
   EXPECT_EQ(f->file, "/srv/my app/x.py");
   EXPECT_EQ(f->line, 120);
-  EXPECT_FALSE(parse_py_frame("<unknown>"));
-  EXPECT_EQ(short_stack("a (/x/y.py:1);b (/z/w.py:2)"), "a (y.py:1);b (w.py:2)");
-  EXPECT_EQ(function_of("a (/x/y.py:1)"), "a (/x/y.py)");
-  EXPECT_EQ(kernel_wait(Json{{"kernel_stack", {"schedule", "futex_wait", "__x64_sys_futex"}}}), "futex");
-  EXPECT_EQ(kernel_wait(Json{{"kernel_stack", {"entry_SYSCALL_64", "pipe_read", "schedule"}}}), "pipe_read");
-  EXPECT_EQ(kernel_wait(Json{{"kernel_stack", Json::array()}}), "-");
+  EXPECT_FALSE(stack::parse_py_frame("<unknown>"));
+  EXPECT_FALSE(stack::parse_py_frame("f (x.py:-1)"));
+  EXPECT_EQ(report::short_frame(*stack::parse_py_frame("a (/x/y.py:1)")), "a (y.py:1)");
+  EXPECT_EQ(report::function_of(*stack::parse_py_frame("a (/x/y.py:1)")), "a (/x/y.py)");
+  for (const char* text : {"schedule", "nft_do_chain [nf_tables]", "[unknown] [libc.so.6+0x8a2b]",
+                           "[unknown] [0xffffffffc0f00000]", "[truncated]", "g_main_loop_run [libglib-2.0.so.0]"})
+    EXPECT_EQ(stack::text_of(stack::parse_native_frame(text)), text);
+  EXPECT_EQ(stack::text_of(stack::parse_native_frame("__x64_sys_read+0x1a")), "__x64_sys_read");
+}
+
+TEST(Stacks, KernelWaitIsTheSystemCallElseTheFrameBelowTheScheduler) {
+  auto wait = [](std::vector<std::string> root_first) {
+    const auto& s = trackers::off_cpu_schema();
+    Record r(s);
+    record_from_json(Json{{"kernel_stack", root_first}}, r);
+    return report::kernel_wait(r, s.kernel_stack);
+  };
+  EXPECT_EQ(wait({"__x64_sys_futex", "futex_wait", "schedule"}), "futex");
+  EXPECT_EQ(wait({"entry_SYSCALL_64", "pipe_read", "schedule"}), "pipe_read");
+  EXPECT_EQ(wait({}), "-");
 }
 
 }  // namespace

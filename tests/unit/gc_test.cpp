@@ -5,12 +5,18 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "binary/elf_file.hpp"
+#include "btf_layout.hpp"
+#include "gc.skel.h"
 #include "pyebpf/error.hpp"
 #include "python/offsets.hpp"
 #include "row_names.hpp"
+#include "sinks/capture_sink.hpp"
+#include "test_support.hpp"
 #include "trackers/gc.hpp"
+#include "trackers/gc_events.hpp"
 
 namespace pyebpf::trackers {
 namespace {
@@ -117,6 +123,135 @@ TEST(GcHooks, ColdPartsAreNeverEntryPoints) {
       << "this build has no .cold part to test with";
   EXPECT_EQ(names(elf.function_entries("_PyEval_EvalFrameDefault")),
             std::vector<std::string>{"_PyEval_EvalFrameDefault"});
+}
+
+// --- decoding ----------------------------------------------------------------
+
+using Json = nlohmann::ordered_json;
+
+struct GcDecoding : ::testing::Test {
+  test::DecoderFixture f;
+  sinks::CaptureSink sink;
+  sinks::Record record{gc_pause_schema()};
+  std::unique_ptr<pyebpf_gc_event> ev = std::make_unique<pyebpf_gc_event>();
+
+  void SetUp() override {
+    f.targets.python(200).add(0x10, "collect_now", "/srv/jobs.py", 5);
+    ev->hdr = test::header(200, 201, 2'000'000'000);
+    ev->end_ns = 2'000'000'000 + 12'345'678;
+    ev->collected = 42;
+    ev->uncollectable = 0;
+    ev->generation = 2;
+    ev->hook = PYEBPF_GC_HOOK_USDT;
+    test::fill_stack(ev->stack, {{0x10, 1}});
+  }
+  Decoded decode(bool py_stack, std::size_t bytes = 0) {
+    Decoded d =
+        decode_gc_pause(ev.get(), bytes ? bytes : PYEBPF_GC_EVENT_BYTES(ev->stack.depth), f.ctx(), py_stack, record);
+    if (d == Decoded::Event) sink.write(record);
+    return d;
+  }
+};
+
+TEST_F(GcDecoding, OneCollectionIsOneEvent) {
+  ASSERT_EQ(decode(true), Decoded::Event);
+  const std::int64_t start = f.clock.epoch_us(2'000'000'000), end = f.clock.epoch_us(ev->end_ns);
+  EXPECT_EQ(test::keys_of(sink.records[0]),
+            (std::vector<std::string>{"metric", "env", "ts", "ts_us", "pid", "tid", "container_pid", "container_tid",
+                                      "comm", "thread_name", "start_time", "end_time", "duration_ms", "generation",
+                                      "collected", "uncollectable", "py_stack", "py_stack_depth"}));
+  Json e = test::json_of(sink.records[0]);
+  EXPECT_EQ(e["start_time"], iso8601_utc(start));
+  EXPECT_EQ(e["end_time"], iso8601_utc(end));
+  EXPECT_EQ(e["duration_ms"], 12.346);  // microsecond resolution, like every *_ms field
+  EXPECT_EQ(e["generation"], 2);
+  EXPECT_EQ(e["collected"], 42);
+  EXPECT_EQ(e["py_stack"], "collect_now (/srv/jobs.py:6)");
+  EXPECT_EQ(e["py_stack_depth"], 1);
+}
+
+TEST_F(GcDecoding, WhatTheHookCouldNotSeeIsLeftOut) {
+  ev->generation = -1;
+  ev->flags = PYEBPF_GC_F_NO_STATS | PYEBPF_GC_F_NESTED;
+  ev->stack.truncated = 1;
+  ev->stack.status = PYEBPF_STACK_READ_FAULT;
+  ASSERT_EQ(decode(true), Decoded::Event);
+  Json e = test::json_of(sink.records[0]);
+  EXPECT_FALSE(e.contains("generation"));
+  EXPECT_FALSE(e.contains("collected"));
+  EXPECT_FALSE(e.contains("uncollectable"));
+  EXPECT_EQ(e["nested"], true);
+  EXPECT_EQ(e["py_stack_truncated"], true);
+  EXPECT_EQ(e["py_stack_partial"], true);
+  // --gc-py-enable false: no stack fields at all.
+  ASSERT_EQ(decode(false), Decoded::Event);
+  Json bare = test::json_of(sink.records[1]);
+  EXPECT_FALSE(bare.contains("py_stack"));
+  EXPECT_FALSE(bare.contains("py_stack_depth"));
+  EXPECT_FALSE(bare.contains("py_stack_truncated"));
+}
+
+TEST_F(GcDecoding, ShortRecordsAndForgottenTargetsWriteNothing) {
+  EXPECT_EQ(decode(true, PYEBPF_GC_EVENT_BYTES(0) - 1), Decoded::Malformed);
+  ev->hdr.pid = 999;
+  EXPECT_EQ(decode(true), Decoded::Skipped);
+  EXPECT_TRUE(sink.records.empty());
+}
+
+TEST(GcFlags, DefaultsAndValues) {
+  auto o = test::parse_args({});
+  ASSERT_TRUE(o);
+  const auto& gc = test::tracker_options<GcOptions>(*o, "gc");
+  EXPECT_EQ(gc.min_ms, 0.0);
+  EXPECT_TRUE(gc.py_enable);
+  EXPECT_EQ(gc.hook, "auto");
+  auto set = test::parse_args({"--gc-min-ms", "2.5", "--no-gc-py-enable", "--gc-hook", "uprobe"});
+  ASSERT_TRUE(set);
+  const auto& g = test::tracker_options<GcOptions>(*set, "gc");
+  EXPECT_EQ(g.min_ms, 2.5);
+  EXPECT_FALSE(g.py_enable);
+  EXPECT_EQ(g.hook, "uprobe");
+  EXPECT_FALSE(test::parse_args({"--gc-min-ms", "-1"}));
+  EXPECT_FALSE(test::parse_args({"--gc-hook", "kprobe"}));
+}
+
+TEST(GcStructs, MatchTheEmbeddedObject) {
+  std::size_t size = 0;
+  const void* bytes = gc_bpf__elf_bytes(&size);
+  test::EmbeddedObject obj(bytes, size);
+  const btf* t = obj.types();
+  ASSERT_TRUE(t);
+
+  EXPECT_SAME_SIZE(t, pyebpf_gc_event);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_event, end_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_event, collected);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_event, uncollectable);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_event, generation);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_event, hook);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_event, flags);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_event, stack);
+  EXPECT_EQ(static_cast<long>(offsetof(pyebpf_gc_event, stack)), static_cast<long>(PYEBPF_GC_EVENT_FIXED));
+
+  EXPECT_SAME_SIZE(t, pyebpf_gc_proc);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, gcstate);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, tstate_interp);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, interp_gc);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, stats);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, stats_pointer);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, entry_size);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, collections);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, collected);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, uncollectable);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, gen);
+
+  EXPECT_SAME_SIZE(t, pyebpf_gc_gen);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen, base);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen, index);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen, length);
+
+  EXPECT_SAME_SIZE(t, pyebpf_gc_gen_stats);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen_stats, collected);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen_stats, uncollectable);
 }
 
 // The GC state checks, on a GC state laid out in this process's memory the

@@ -5,14 +5,21 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "app/cli.hpp"
 #include "binary/elf_file.hpp"
+#include "btf_layout.hpp"
+#include "gil.skel.h"
 #include "pyebpf/error.hpp"
 #include "python/offsets.hpp"
+#include "sinks/capture_sink.hpp"
+#include "test_support.hpp"
 #include "trackers/gil.hpp"
+#include "trackers/gil_events.hpp"
+#include "util/clock.hpp"
 
 namespace pyebpf {
 namespace {
@@ -101,47 +108,121 @@ TEST(ElfVersions, DefaultVersionOfAVersionedSymbolWins) {
   EXPECT_EQ(sym->value + bias, reinterpret_cast<std::uint64_t>(addr)) << info.dli_fname;
 }
 
-std::optional<app::Options> parse(std::vector<std::string> args) {
-  args.insert(args.begin(), {"pyebpf", "-p", "1", "-e", "t"});
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  int code = 0;
-  return app::parse_command_line(static_cast<int>(argv.size()), argv.data(), code);
+std::optional<trackers::GilOptions> parse(std::vector<std::string> args) {
+  auto o = test::parse_args(std::move(args));
+  if (!o) return std::nullopt;
+  return test::tracker_options<trackers::GilOptions>(*o, "gil");
 }
 
 TEST(GilFlags, DefaultsMatchTheOriginalTool) {
   auto o = parse({});
   ASSERT_TRUE(o);
-  EXPECT_EQ(o->gil_min_wait_ms, 1.0);
-  EXPECT_TRUE(o->gil_py_enable);
-  EXPECT_EQ(o->gil_py_min_ms, 0.0);
-  EXPECT_EQ(o->gil_hook, "auto");
+  EXPECT_EQ(o->min_wait_ms, 1.0);
+  EXPECT_TRUE(o->py_enable);
+  EXPECT_EQ(o->py_min_ms, 0.0);
+  EXPECT_EQ(o->hook, "auto");
 }
 
 TEST(GilFlags, PyEnableTakesAValueOrANegation) {
-  EXPECT_FALSE(parse({"--gil-py-enable", "false"})->gil_py_enable);
-  EXPECT_FALSE(parse({"--gil-py-enable=false"})->gil_py_enable);
-  EXPECT_FALSE(parse({"--no-gil-py-enable"})->gil_py_enable);
-  EXPECT_TRUE(parse({"--gil-py-enable"})->gil_py_enable);
-  EXPECT_TRUE(parse({"--gil-py-enable", "true", "--gil-min-wait-ms", "3"})->gil_py_enable);
+  EXPECT_FALSE(parse({"--gil-py-enable", "false"})->py_enable);
+  EXPECT_FALSE(parse({"--gil-py-enable=false"})->py_enable);
+  EXPECT_FALSE(parse({"--no-gil-py-enable"})->py_enable);
+  EXPECT_TRUE(parse({"--gil-py-enable"})->py_enable);
+  EXPECT_TRUE(parse({"--gil-py-enable", "true", "--gil-min-wait-ms", "3"})->py_enable);
   auto o = parse({"--gil-py-enable", "--gil-min-wait-ms", "2.5", "--gil-py-min-ms", "4"});
   ASSERT_TRUE(o);
-  EXPECT_EQ(o->gil_min_wait_ms, 2.5);
-  EXPECT_EQ(o->gil_py_min_ms, 4.0);
+  EXPECT_EQ(o->min_wait_ms, 2.5);
+  EXPECT_EQ(o->py_min_ms, 4.0);
 }
 
 TEST(GilFlags, BadValuesAreUsageErrors) {
   EXPECT_FALSE(parse({"--gil-hook", "futex"}));
   EXPECT_FALSE(parse({"--gil-min-wait-ms", "-1"}));
   EXPECT_FALSE(parse({"--gil-py-enable", "maybe"}));
-  EXPECT_EQ(parse({"--gil-hook", "take_gil"})->gil_hook, "take_gil");
+  EXPECT_EQ(parse({"--gil-hook", "take_gil"})->hook, "take_gil");
 }
 
-TEST(GilEvent, DurationsPrintInMillisecondsRoundedToMicroseconds) {
-  EXPECT_EQ(trackers::ns_to_ms(0), 0.0);
-  EXPECT_EQ(trackers::ns_to_ms(1'000'000), 1.0);
-  EXPECT_EQ(trackers::ns_to_ms(5'123'499), 5.123);
-  EXPECT_EQ(trackers::ns_to_ms(5'123'500), 5.124);
+TEST(Units, DurationsPrintInMillisecondsRoundedToMicroseconds) {
+  EXPECT_EQ(ns_to_ms(0), 0.0);
+  EXPECT_EQ(ns_to_ms(1'000'000), 1.0);
+  EXPECT_EQ(ns_to_ms(5'123'499), 5.123);
+  EXPECT_EQ(ns_to_ms(5'123'500), 5.124);
+}
+
+// --- decoding ----------------------------------------------------------------
+
+TEST(GilDecoding, AWaitWithBothStacksAndTheHolderNamed) {
+  test::DecoderFixture f;
+  auto& code = f.targets.python(300);
+  code.add(0x10, "run", "/srv/w.py", 1);
+  code.add(0x20, "io", "/srv/w.py", 5);
+  code.add(0x30, "crunch", "/srv/h.py", 22);
+  // The holder's tid was unknown to BPF; the thread map knows it by now.
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> asked;
+  trackers::GilDecoder decoder([&](std::uint32_t pid, std::uint64_t thread_id) -> std::optional<pyebpf_gil_thread> {
+    asked.emplace_back(pid, thread_id);
+    return pyebpf_gil_thread{305, 5};
+  });
+  auto ev = std::make_unique<pyebpf_gil_event>();
+  ev->hdr = test::header(300, 301);
+  ev->duration_ns = 5'123'500;
+  ev->holder_thread_id = 0xabc;
+  ev->holder_changes = 2;
+  test::fill_stack(ev->waiter_stack, {{0x20, 0}, {0x10, 0}});
+  test::fill_stack(ev->holder_stack, {{0x30, 0}});
+  f.targets.names[{300, 0xabc, 5}] = "CpuHog";
+  sinks::CaptureSink sink;
+  sinks::Record record(trackers::gil_wait_schema());
+  ASSERT_EQ(decoder.decode(ev.get(), PYEBPF_GIL_EVENT_BYTES(1), f.ctx(), record), trackers::Decoded::Event);
+  sink.write(record);
+  EXPECT_EQ(asked, (std::vector<std::pair<std::uint32_t, std::uint64_t>>{{300, 0xabc}}));
+  EXPECT_EQ(decoder.holders_resolved_late(), 1u);
+  auto e = test::json_of(sink.records[0]);
+  EXPECT_EQ(test::keys_of(sink.records[0]),
+            (std::vector<std::string>{"metric", "env", "ts", "ts_us", "pid", "tid", "container_pid", "container_tid",
+                                      "comm", "thread_name", "duration_ms", "holder_tid", "holder_container_tid",
+                                      "holder_thread_name", "waiter_py_stack", "waiter_py_stack_depth",
+                                      "holder_py_stack", "holder_py_stack_depth", "holder_changes"}));
+  EXPECT_EQ(e["duration_ms"], 5.124);
+  EXPECT_EQ(e["holder_tid"], 305);
+  EXPECT_EQ(e["holder_container_tid"], 5);
+  EXPECT_EQ(e["holder_thread_name"], "CpuHog");
+  EXPECT_EQ(e["waiter_py_stack"], "run (/srv/w.py:1);io (/srv/w.py:5)");
+  EXPECT_EQ(e["holder_py_stack"], "crunch (/srv/h.py:22)");
+  EXPECT_EQ(e["holder_changes"], 2);
+
+  // Malformed and forgotten: nothing.
+  EXPECT_EQ(decoder.decode(ev.get(), PYEBPF_GIL_EVENT_BYTES(0) - 1, f.ctx(), record), trackers::Decoded::Malformed);
+  ev->hdr.pid = 999;
+  EXPECT_EQ(decoder.decode(ev.get(), PYEBPF_GIL_EVENT_BYTES(1), f.ctx(), record), trackers::Decoded::Skipped);
+}
+
+TEST(GilStructs, MatchTheEmbeddedObject) {
+  std::size_t size = 0;
+  const void* bytes = gil_bpf__elf_bytes(&size);
+  test::EmbeddedObject obj(bytes, size);
+  const btf* t = obj.types();
+  ASSERT_TRUE(t);
+
+  EXPECT_SAME_SIZE(t, pyebpf_gil_proc);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_proc, cond);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_proc, locked);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_proc, last_holder);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_proc, switch_number);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_proc, interp_ceval_gil);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_proc, hook);
+  EXPECT_SAME_SIZE(t, pyebpf_gil_event);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_event, duration_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_event, holder_thread_id);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_event, holder_ns_tid);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_event, holder_changes);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_event, hook);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_event, waiter_stack);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_event, holder_stack);
+  EXPECT_SAME_SIZE(t, pyebpf_gil_thread_key);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_thread_key, thread_id);
+  EXPECT_SAME_SIZE(t, pyebpf_gil_thread);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gil_thread, ns_tid);
 }
 
 }  // namespace

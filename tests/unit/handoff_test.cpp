@@ -6,8 +6,15 @@
 #include <cmath>
 #include <random>
 
+#include "btf_layout.hpp"
 #include "handoff.h"
+#include "handoff.skel.h"
+#include "sinks/capture_sink.hpp"
+#include "test_support.hpp"
+#include "trackers/handoff.hpp"
+#include "trackers/handoff_events.hpp"
 #include "trackers/request_queue.hpp"
+#include "util/clock.hpp"
 
 namespace pyebpf::trackers {
 namespace {
@@ -98,6 +105,93 @@ TEST(HandoffTotals, SumsCpusAndTakesIntervalDifferences) {
 TEST(HandoffTotals, RoundMsKeepsMicroseconds) {
   EXPECT_DOUBLE_EQ(round_ms(144.9994), 144.999);
   EXPECT_DOUBLE_EQ(round_ms(0.0006), 0.001);
+}
+
+// --- decoding ----------------------------------------------------------------
+
+TEST(HandoffDecoding, APickupNamesBothThreads) {
+  test::DecoderFixture f;
+  pyebpf_handoff_event ev{};
+  ev.hdr = test::header(400, 402, 3'000'000'000);  // the worker; ts = when the fd was queued
+  ev.pickup_ns = 3'000'000'000 + 2'500'400;
+  ev.main.ts_ns = 3'000'000'000;
+  ev.main.thread_id = 0x99;
+  ev.main.tid = 400;
+  ev.main.ns_tid = 1;
+  ev.main.path = PYEBPF_HANDOFF_PATH_EPOLL_DEL;
+  std::snprintf(ev.main.comm, sizeof(ev.main.comm), "gunicorn");
+  ev.fd = -1;
+  ev.pickup_via = PYEBPF_HANDOFF_VIA_RECVFROM;
+  f.targets.names[{400, ev.hdr.thread_id, 402}] = "ThreadPoolExecutor-0_0";
+  f.targets.names[{400, 0x99, 1}] = "MainThread";
+  sinks::CaptureSink sink;
+  sinks::Record record(handoff_schema());
+  ASSERT_EQ(decode_handoff(&ev, sizeof(ev), f.ctx(), record), Decoded::Event);
+  sink.write(record);
+  const std::int64_t queued = f.clock.epoch_us(3'000'000'000), picked = f.clock.epoch_us(ev.pickup_ns);
+  nlohmann::ordered_json expected = {{"metric", "handoff"},
+                                     {"env", "test"},
+                                     {"ts", iso8601_utc(queued)},
+                                     {"ts_us", queued},
+                                     {"pid", 400},
+                                     {"tid", 402},
+                                     {"container_pid", 400},
+                                     {"container_tid", 402},
+                                     {"comm", "python3"},
+                                     {"thread_name", "ThreadPoolExecutor-0_0"},
+                                     {"duration_ms", 2.5},
+                                     {"worker_tid", 402},
+                                     {"worker_comm", "python3"},
+                                     {"worker_thread_name", "ThreadPoolExecutor-0_0"},
+                                     {"main_tid", 400},
+                                     {"main_comm", "gunicorn"},
+                                     {"main_thread_name", "MainThread"},
+                                     {"worker_container_tid", 402},
+                                     {"main_container_tid", 1},
+                                     {"fd", -1},
+                                     {"queue_path", "epoll_del"},
+                                     {"pickup_via", "recvfrom"},
+                                     {"queued_time", iso8601_utc(queued)},
+                                     {"pickup_time", iso8601_utc(picked)},
+                                     {"handoff_ms", 2.5}};
+  EXPECT_EQ(sinks::to_json_line(sink.records[0]), expected.dump());
+  EXPECT_EQ(decode_handoff(&ev, sizeof(ev) - 1, f.ctx(), record), Decoded::Malformed);
+}
+
+TEST(HandoffFlags, DefaultsAndValues) {
+  auto o = test::parse_args({"--handoff-min-ms", "3", "--rq-interval", "5", "--disable-request-queue"});
+  ASSERT_TRUE(o);
+  const auto& h = test::tracker_options<HandoffOptions>(*o, "handoff");
+  EXPECT_EQ(h.min_ms, 3.0);
+  EXPECT_EQ(h.rq_interval_s, 5.0);
+  EXPECT_TRUE(h.disable_request_queue);
+  const auto& d = test::tracker_options<HandoffOptions>(*test::parse_args({}), "handoff");
+  EXPECT_EQ(d.rq_interval_s, 10.0);
+  EXPECT_FALSE(d.disable_request_queue);
+  EXPECT_FALSE(test::parse_args({"--rq-interval", "0.5"}));
+}
+
+TEST(HandoffStructs, MatchTheEmbeddedObject) {
+  std::size_t size = 0;
+  const void* bytes = handoff_bpf__elf_bytes(&size);
+  test::EmbeddedObject obj(bytes, size);
+  const btf* t = obj.types();
+  ASSERT_TRUE(t);
+
+  EXPECT_SAME_SIZE(t, pyebpf_handoff_queued);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_queued, thread_id);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_queued, ns_tid);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_queued, path);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_queued, comm);
+  EXPECT_SAME_SIZE(t, pyebpf_handoff_event);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_event, pickup_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_event, main);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_event, fd);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_event, pickup_via);
+  EXPECT_SAME_SIZE(t, pyebpf_handoff_stats);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_stats, peer_closed);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_stats, sum_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_handoff_stats, hist);
 }
 
 }  // namespace

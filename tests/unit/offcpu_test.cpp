@@ -10,16 +10,20 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "binary/elf_file.hpp"
-#include "native/format.hpp"
+#include "btf_layout.hpp"
 #include "native/kallsyms.hpp"
 #include "native/symbolizer.hpp"
 #include "offcpu.h"
+#include "offcpu.skel.h"
 #include "procfs/maps.hpp"
-#include "trackers/offcpu.hpp"
+#include "sinks/capture_sink.hpp"
+#include "test_support.hpp"
+#include "trackers/offcpu_events.hpp"
 
 // A function with a known name and no other function right after it: aligned
 // to 64 bytes and only a few bytes long, so the bytes after it are padding
@@ -111,44 +115,62 @@ pyebpf_offcpu_native_stack make_stack(std::vector<std::uint64_t> leaf_first) {
   return st;
 }
 
+// Frame names as text, for comparisons.
+std::vector<std::string> texts(const std::vector<stack::NativeFrame>& frames) {
+  std::vector<std::string> out;
+  for (const auto& f : frames) out.push_back(stack::text_of(f));
+  return out;
+}
+
+stack::NativeFrame symbol(std::string_view name, std::string_view module = {}) {
+  return {stack::NativeFrame::Kind::Symbol, name, module};
+}
+
 TEST(NativeStack, RootFirstWithTracingFramesDroppedAndTruncationMarked) {
   // Leaf first as the kernel unwinds: the BPF program, bpf_trace_run4, then the thread's own path.
   auto st = make_stack({1, 2, 10, 11, 12, 13});
   std::vector<std::pair<std::uint64_t, bool>> calls;
-  auto name = [&](std::uint64_t addr, bool ret) {
+  std::vector<std::string> names(20);
+  for (int i = 10; i < 20; ++i) names[i] = "f" + std::to_string(i);
+  auto frame = [&](std::uint64_t addr, bool ret) {
     calls.emplace_back(addr, ret);
     switch (addr) {
       case 1:
-        return std::string("bpf_prog_1234_offcpu_switch_btf [bpf]");
+        return symbol("bpf_prog_1234_offcpu_switch_btf", "bpf");
       case 2:
-        return std::string("bpf_trace_run4");
+        return symbol("bpf_trace_run4");
       default:
-        return "f" + std::to_string(addr);
+        return symbol(names[addr]);
     }
   };
-  auto full = root_first_stack(st, 20, name, trackers::is_tracing_frame);
-  EXPECT_EQ(full, (std::vector<std::string>{"f13", "f12", "f11", "f10"}));
+  std::vector<stack::NativeFrame> out;
+  root_first_stack(st, 20, frame, trackers::is_tracing_frame, out);
+  EXPECT_EQ(texts(out), (std::vector<std::string>{"f13", "f12", "f11", "f10"}));
   // Only the leaf is a current instruction; every other frame is a return address.
   ASSERT_EQ(calls.size(), 6u);
   EXPECT_FALSE(calls[0].second);
   for (std::size_t i = 1; i < calls.size(); ++i) EXPECT_TRUE(calls[i].second);
 
-  auto cut = root_first_stack(st, 2, name, trackers::is_tracing_frame);
-  EXPECT_EQ(cut, (std::vector<std::string>{"[truncated]", "f11", "f10"}));
-  auto exact = root_first_stack(st, 4, name, trackers::is_tracing_frame);
-  EXPECT_EQ(exact.front(), "f13") << "exactly the limit is not a cut";
+  root_first_stack(st, 2, frame, trackers::is_tracing_frame, out);
+  EXPECT_EQ(texts(out), (std::vector<std::string>{"[truncated]", "f11", "f10"}));
+  root_first_stack(st, 4, frame, trackers::is_tracing_frame, out);
+  EXPECT_EQ(stack::text_of(out.front()), "f13") << "exactly the limit is not a cut";
   // User stacks keep every frame: nothing there is ours.
-  auto user = root_first_stack(make_stack({5, 6}), 20, name);
-  EXPECT_EQ(user, (std::vector<std::string>{"f6", "f5"}));
-  EXPECT_TRUE(root_first_stack(make_stack({}), 20, name).empty());
+  names[5] = "f5";
+  names[6] = "f6";
+  root_first_stack(make_stack({5, 6}), 20, frame, {}, out);
+  EXPECT_EQ(texts(out), (std::vector<std::string>{"f6", "f5"}));
+  root_first_stack(make_stack({}), 20, frame, {}, out);
+  EXPECT_TRUE(out.empty());
 }
 
 TEST(NativeStack, TracingFrames) {
   for (const char* f : {"bpf_trace_run4", "__bpf_trace_sched_switch", "__traceiter_sched_switch",
                         "bpf_prog_e6516c1e5e599cdf_offcpu_switch_btf [bpf]", "perf_trace_run_bpf_submit"})
-    EXPECT_TRUE(trackers::is_tracing_frame(f)) << f;
-  for (const char* f : {"__schedule", "schedule", "do_nanosleep", "futex_wait", "nft_do_chain [nf_tables]"})
-    EXPECT_FALSE(trackers::is_tracing_frame(f)) << f;
+    EXPECT_TRUE(trackers::is_tracing_frame(stack::parse_native_frame(f))) << f;
+  for (const char* f : {"__schedule", "schedule", "do_nanosleep", "futex_wait", "nft_do_chain [nf_tables]",
+                        "[unknown] [0xffffffffc0f00000]"})
+    EXPECT_FALSE(trackers::is_tracing_frame(stack::parse_native_frame(f))) << f;
 }
 
 std::string self_exe_name() {
@@ -199,7 +221,7 @@ TEST(NativeSymbolizer, MarksWhatItCannotResolve) {
   // Heap memory: no file mapping at all.
   std::vector<char> heap(64);
   auto heap_addr = reinterpret_cast<std::uint64_t>(heap.data());
-  EXPECT_EQ(sym.name(heap_addr, false), native::unresolved_frame(heap_addr));
+  EXPECT_EQ(sym.name(heap_addr, false), stack::text_of({stack::NativeFrame::Kind::Address, {}, {}, heap_addr}));
   EXPECT_EQ(sym.name(heap_addr, false).rfind("[unknown] [0x", 0), 0u);
   // Padding after the marker function: in our executable mapping, covered by no symbol.
   binary::ElfFile elf = binary::ElfFile::open("/proc/self/exe");
@@ -210,6 +232,86 @@ TEST(NativeSymbolizer, MarksWhatItCannotResolve) {
   std::string name = sym.name(addr, false);
   EXPECT_EQ(name.rfind("[unknown] [" + self_exe_name() + "+0x", 0), 0u) << name;
   EXPECT_GT(sym.unresolved(), 0u);
+}
+
+// --- decoding ----------------------------------------------------------------
+
+TEST(OffCpuDecoding, ASleepWithKernelUserAndPythonStacks) {
+  test::DecoderFixture f;
+  const auto pid = static_cast<std::uint32_t>(getpid());  // user frames are named from this process's own maps
+  f.targets.python(static_cast<pid_t>(pid)).add(0x40, "wait_for_lock", "/srv/a.py", 9);
+  Kallsyms kallsyms = Kallsyms::parse(kKallsyms);
+  trackers::OffCpuDecoder decoder(20, [&]() -> const Kallsyms& { return kallsyms; });
+  auto ev = std::make_unique<pyebpf_offcpu_event>();
+  ev->hdr = test::header(pid, pid + 1);
+  ev->off_ns = 119'854'400;
+  ev->runq_ns = 6'871'600;
+  ev->prev_state = 1;  // TASK_INTERRUPTIBLE
+  // Kernel stack leaf first: the BPF program (dropped), then the thread's own path.
+  ev->kstack = make_stack({0xffffffffc0a02010, 0xffffffff81001010, 0xffffffff81002020});
+  ev->ustack = make_stack({reinterpret_cast<std::uint64_t>(&pyebpf_offcpu_test_marker) + 2});
+  test::fill_stack(ev->py, {{0x40, 0}});
+  sinks::CaptureSink sink;
+  sinks::Record record(trackers::off_cpu_schema());
+  ASSERT_EQ(decoder.decode(ev.get(), PYEBPF_OFFCPU_EVENT_BYTES(1), f.ctx(), record), trackers::Decoded::Event);
+  sink.write(record);
+  EXPECT_EQ(test::keys_of(sink.records[0]),
+            (std::vector<std::string>{"metric", "env", "ts", "ts_us", "pid", "tid", "container_pid", "container_tid",
+                                      "comm", "thread_name", "off_cpu_ms", "runq_ms", "prev_state", "cpu",
+                                      "kernel_stack", "user_stack", "py_stack", "py_stack_depth"}));
+  auto e = test::json_of(sink.records[0]);
+  EXPECT_EQ(e["off_cpu_ms"], 119.854);
+  EXPECT_EQ(e["runq_ms"], 6.872);
+  EXPECT_EQ(e["prev_state"], "S");
+  EXPECT_EQ(e["cpu"], 1);
+  EXPECT_EQ(e["kernel_stack"], nlohmann::json({"do_nanosleep", "schedule"}));
+  EXPECT_EQ(e["user_stack"], nlohmann::json({"pyebpf_offcpu_test_marker [" + self_exe_name() + "]"}));
+  EXPECT_EQ(e["py_stack"], "wait_for_lock (/srv/a.py:9)");
+  EXPECT_EQ(e["py_stack_depth"], 1);
+
+  // Python stacks not walked (below --offcpu-py-min-ms): empty, not absent.
+  ev->py.status = PYEBPF_STACK_NOT_WALKED;
+  ASSERT_EQ(decoder.decode(ev.get(), PYEBPF_OFFCPU_EVENT_BYTES(1), f.ctx(), record), trackers::Decoded::Event);
+  EXPECT_EQ(test::json_of(record)["py_stack"], "");
+  EXPECT_EQ(test::json_of(record)["py_stack_depth"], 0);
+  EXPECT_EQ(decoder.decode(ev.get(), PYEBPF_OFFCPU_EVENT_BYTES(0) - 1, f.ctx(), record), trackers::Decoded::Malformed);
+}
+
+TEST(OffCpuStructs, MatchTheEmbeddedObject) {
+  std::size_t size = 0;
+  const void* bytes = offcpu_bpf__elf_bytes(&size);
+  test::EmbeddedObject obj(bytes, size);
+  const btf* t = obj.types();
+  ASSERT_TRUE(t);
+
+  EXPECT_SAME_SIZE(t, pyebpf_offcpu_event);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, hdr);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, off_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, runq_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, prev_state);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, kstack);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, ustack);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_event, py);
+  EXPECT_SAME_SIZE(t, pyebpf_offcpu_native_stack);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_native_stack, depth);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_native_stack, ips);
+  EXPECT_SAME_SIZE(t, pyebpf_offcpu_thread);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_thread, off_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_thread, phase);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_thread, prev_state);
+
+  EXPECT_SAME_SIZE(t, pyebpf_offcpu_agg_key);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_key, gen);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_key, prev_state);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_key, kstack);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_key, pystack);
+  EXPECT_SAME_SIZE(t, pyebpf_offcpu_agg_value);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_value, hdr);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_value, off_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_value, count);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_agg_value, max_off_ns);
+  EXPECT_SAME_SIZE(t, pyebpf_offcpu_stack_key);
+  EXPECT_SAME_LAYOUT(t, pyebpf_offcpu_stack_key, hash);
 }
 
 }  // namespace

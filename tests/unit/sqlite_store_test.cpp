@@ -11,14 +11,23 @@
 #include <fstream>
 #include <thread>
 
+#include "app/registry.hpp"
 #include "pyebpf/error.hpp"
+#include "sinks/record_input.hpp"
 #include "sinks/sqlite_sink.hpp"
 
 namespace pyebpf::sinks {
 namespace {
 
 namespace fs = std::filesystem;
-using Json = Event;
+using Json = nlohmann::ordered_json;
+
+// An event given as pyebpf prints it, as a record of its metric's schema.
+Record rec(const Json& e) {
+  Record r(*app::schema_for_metric(e.at("metric").get<std::string>()));
+  record_from_json(e, r);
+  return r;
+}
 using namespace std::chrono_literals;
 
 class TempDb : public ::testing::Test {
@@ -42,7 +51,7 @@ RunInfo run_info() {
 std::vector<Json> read_all(const std::string& path, long run) {
   SqliteStore store(path, SqliteStore::Mode::Read);
   std::vector<Json> out;
-  store.for_each_event(run, [&](const Event& e) { out.push_back(e); });
+  store.for_each_event(run, [&](const Json& e) { out.push_back(e); });
   return out;
 }
 
@@ -59,30 +68,28 @@ TEST_F(TempDb, EventsRoundTripWithTheirTypes) {
   Json off = {{"metric", "off_cpu"},
               {"off_cpu_ms", 12.5},
               {"kernel_stack", {"schedule", "futex_wait"}},
-              {"brand_new_field", {{"nested", true}}},  // no schema knows it: added on the fly
-              {"count", nullptr}};                      // null: stored as NULL, absent on the way back
-  Json custom = {{"metric", "request_queue"}, {"queued", 3}, {"p99_ms", 1.25}};  // a metric without a schema
+              {"count", nullptr}};  // null: stored as NULL, absent on the way back
+  Json queue = {{"metric", "request_queue"}, {"queued", 3}, {"handoff_p99_ms", 1.25}};
   {
     SqliteStore store(path_, SqliteStore::Mode::Write);
     long run = store.begin_run(run_info());
     EXPECT_EQ(run, 1);
     store.begin();
-    store.insert(run, py);
-    store.insert(run, off);
-    store.insert(run, custom);
+    store.insert(run, rec(py));
+    store.insert(run, rec(off));
+    store.insert(run, rec(queue));
     store.commit();
     store.end_run(run, {1795968893529837LL, 10.0, "duration reached", {"py_stack: 1 samples", "sqlite: 3 events"}});
   }
   auto events = read_all(path_, 1);
   ASSERT_EQ(events.size(), 3u);
   // Tables come back in name order: ebpf_off_cpu, ebpf_py_stacks, ebpf_request_queue.
-  Json got_off = events[0], got_py = events[1], got_custom = events[2];
+  Json got_off = events[0], got_py = events[1], got_queue = events[2];
   EXPECT_EQ(got_py, py);
   EXPECT_EQ(got_off["off_cpu_ms"], 12.5);
   EXPECT_EQ(got_off["kernel_stack"], Json::array({"schedule", "futex_wait"}));
-  EXPECT_EQ(got_off["brand_new_field"], Json({{"nested", true}}));
   EXPECT_FALSE(got_off.contains("count"));
-  EXPECT_EQ(got_custom, custom);
+  EXPECT_EQ(got_queue, queue);
 
   SqliteStore store(path_, SqliteStore::Mode::Read);
   auto runs = store.runs();
@@ -100,7 +107,7 @@ TEST_F(TempDb, RunsAreKeptApart) {
     long id = store.begin_run(run_info());
     EXPECT_EQ(id, run);
     store.begin();
-    for (int i = 0; i < run * 10; ++i) store.insert(id, {{"metric", "py_stack"}, {"stack", "a (x.py:1)"}});
+    for (int i = 0; i < run * 10; ++i) store.insert(id, rec({{"metric", "py_stack"}, {"stack", "a (x.py:1)"}}));
     store.commit();
   }
   EXPECT_EQ(read_all(path_, 1).size(), 10u);
@@ -109,7 +116,7 @@ TEST_F(TempDb, RunsAreKeptApart) {
 
 TEST_F(TempDb, ReadableWhileTheSinkWrites) {
   SqliteSink sink(path_, run_info(), 100000);
-  for (int i = 0; i < 100; ++i) sink.write({{"metric", "py_stack"}, {"stack", "a (x.py:1)"}, {"i", i}});
+  for (int i = 0; i < 100; ++i) sink.write(rec({{"metric", "py_stack"}, {"stack", "a (x.py:1)"}, {"stack_depth", i}}));
   sink.flush();
   // Another connection (as sqlite3 or `pyebpf report` would) sees the first
   // commit within the commit interval, while the sink keeps the file open.
@@ -119,7 +126,8 @@ TEST_F(TempDb, ReadableWhileTheSinkWrites) {
     seen = read_all(path_, sink.run_id()).size();
   }
   EXPECT_EQ(seen, 100u);
-  for (int i = 100; i < 150; ++i) sink.write({{"metric", "py_stack"}, {"stack", "a (x.py:1)"}, {"i", i}});
+  for (int i = 100; i < 150; ++i)
+    sink.write(rec({{"metric", "py_stack"}, {"stack", "a (x.py:1)"}, {"stack_depth", i}}));
   sink.begin_close(SteadyClock::now() + 10s);
   ASSERT_TRUE(sink.wait_closed(SteadyClock::now() + 15s));
   EXPECT_EQ(read_all(path_, sink.run_id()).size(), 150u);
@@ -141,7 +149,7 @@ TEST_F(TempDb, LockedFileQueuesThenDropsAndCountsEverything) {
   sink = std::make_unique<SqliteSink>(path_, run_info(), /*queue_max=*/50);
   ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
   for (int i = 0; i < 80; ++i) {
-    sink->write({{"metric", "py_stack"}, {"i", i}});
+    sink->write(rec({{"metric", "py_stack"}, {"stack_depth", i}}));
     sink->flush();
   }
   auto c = sink->counts();
@@ -158,6 +166,29 @@ TEST_F(TempDb, LockedFileQueuesThenDropsAndCountsEverything) {
   EXPECT_EQ(read_all(path_, sink->run_id()).size(), 50u);
   EXPECT_NE(sink->summary().find("50 events written"), std::string::npos) << sink->summary();
   EXPECT_NE(sink->summary().find("30 dropped (queue full)"), std::string::npos) << sink->summary();
+}
+
+TEST_F(TempDb, TablesOfAnOlderPyebpfGetTheColumnsTheyLack) {
+  {
+    SqliteStore store(path_, SqliteStore::Mode::Write);  // creates pyebpf_runs
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE ebpf_gil_wait (run_id INTEGER NOT NULL, metric TEXT, duration_ms REAL)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  {
+    SqliteStore store(path_, SqliteStore::Mode::Write);
+    long run = store.begin_run(run_info());
+    store.begin();
+    store.insert(run, rec({{"metric", "gil_wait"}, {"duration_ms", 2.5}, {"holder_changes", 3}}));
+    store.commit();
+  }
+  auto events = read_all(path_, 1);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["duration_ms"], 2.5);
+  EXPECT_EQ(events[0]["holder_changes"], 3);
 }
 
 TEST_F(TempDb, UnwritablePathFailsAtStart) {

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "trackers/gil_events.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "sinks/report_text.hpp"
+#include "util/files.hpp"
+
+namespace pyebpf::trackers {
+
+const GilWaitSchema& gil_wait_schema() {
+  static const GilWaitSchema schema;
+  return schema;
+}
+
+GilDecoder::GilDecoder(ThreadLookup lookup)
+    : lookup_(std::move(lookup)), scratch_(std::make_unique<pyebpf_gil_event>()) {}
+
+Decoded GilDecoder::decode(const void* data, std::size_t size, const DecodeContext& ctx, sinks::Record& r) {
+  const GilWaitSchema& s = gil_wait_schema();
+  if (size < PYEBPF_GIL_EVENT_BYTES(0)) return Decoded::Malformed;
+  pyebpf_gil_event& ev = *scratch_;
+  ev = {};
+  std::memcpy(&ev, data, std::min(size, sizeof(ev)));
+  const auto pid = static_cast<pid_t>(ev.hdr.pid);
+  auto* frames = ctx.targets.frames(pid);
+  if (!frames) return Decoded::Skipped;  // target already gone and forgotten
+
+  if (ev.holder_thread_id && !ev.holder_tid) {
+    if (auto thread = lookup_(ev.hdr.pid, ev.holder_thread_id)) {
+      ev.holder_tid = thread->tid;
+      ev.holder_ns_tid = thread->ns_tid;
+      ++resolved_late_;
+    }
+  }
+  r.clear();
+  set_thread_fields(r, ctx, ev.hdr);
+  r.set_float(s.duration_ms, ns_to_ms(ev.duration_ns));
+  r.set_uint(s.holder_tid, ev.holder_tid);
+  r.set_uint(s.holder_container_tid, ev.holder_ns_tid);
+  std::optional<std::string> holder;
+  if (ev.holder_thread_id) holder = ctx.targets.thread_name(pid, ev.holder_thread_id, ev.holder_ns_tid);
+  if (!holder) holder = ev.holder_tid ? read_comm(pid, static_cast<pid_t>(ev.holder_tid)) : std::string();
+  r.set_text(s.holder_thread_name, *holder);
+  r.set_uint(s.waiter_py_stack_depth,
+             add_python_stack(r, s.waiter_py_stack, *frames, ev.waiter_stack, sizeof(ev.waiter_stack)));
+  r.set_uint(s.holder_py_stack_depth,
+             add_python_stack(r, s.holder_py_stack, *frames, ev.holder_stack, size - PYEBPF_GIL_EVENT_FIXED_BYTES));
+  r.set_uint(s.holder_changes, ev.holder_changes);
+  return Decoded::Event;
+}
+
+namespace {
+
+using namespace sinks::report;
+
+// The holder of a wait: its thread name, else its tid.
+std::string holder_of(const sinks::Record& r) {
+  const GilWaitSchema& s = gil_wait_schema();
+  std::string holder(r.text(s.holder_thread_name));
+  if (holder.empty()) {
+    auto tid = r.number(s.holder_tid).value_or(0);
+    holder = tid > 0 ? fmt::format("tid {}", static_cast<long>(tid)) : "(unknown holder)";
+  }
+  return holder;
+}
+
+// GIL: holders by the wait they caused (and what they were running), and who waited.
+class GilSection : public sinks::ReportSection {
+ public:
+  void add(const sinks::Record& r) override {
+    const GilWaitSchema& s = gil_wait_schema();
+    double wait = r.number(s.duration_ms).value_or(0);
+    waits_.add(wait);
+    const std::size_t depth = r.kind(s.holder_py_stack) == sinks::Record::Kind::PyStack ? r.size(s.holder_py_stack) : 0;
+    std::pair<std::string, std::string> key{holder_of(r), "(no Python stack)"};
+    if (depth) key.second = stack::text_of(r.py_frame(s.holder_py_stack, depth - 1));
+    if (!holders_.count(key) && holders_.size() >= kMaxKeys) key = {kOther, ""};
+    auto [it, fresh] = holders_.try_emplace(key);
+    Holder& h = it->second;
+    if (fresh)
+      h.running = depth && key.first != kOther ? short_frame(r.py_frame(s.holder_py_stack, depth - 1)) : key.second;
+    h.time.ms += wait;
+    ++h.time.count;
+    h.time.max_ms = std::max(h.time.max_ms, wait);
+    h.time.threads[thread_of(r)] += wait;
+  }
+
+  void render(std::string& out) const override {
+    if (waits_.count() == 0) return;
+    heading(out, fmt::format("GIL: holders by the wait they caused  [gil_wait: {} waits]", waits_.count()));
+    out += fmt::format("  waits: total {} ms, p50 {} ms, p99 {} ms, max {} ms\n", ms(waits_.total()),
+                       ms(waits_.percentile(0.5)), ms(waits_.percentile(0.99)), ms(waits_.max()));
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> waiters;
+    for (const auto& [key, h] : top(
+             holders_, [](const Holder& x) { return x.time.ms; }, kTop)) {
+      rows.push_back({ms(h.time.ms), count_text(h.time.count), key.first, h.running});
+      waiters.push_back("waiting (ms): " + thread_list(h.time.threads, true));
+    }
+    table(out,
+          {{"wait ms", 10, true}, {"waits", 6, true}, {"holder thread", 24}, {"holder was running", 0, false, true}},
+          rows, waiters);
+  }
+
+ private:
+  struct Holder {
+    Timed time;
+    std::string running;  // the holder's leaf frame, file by base name
+  };
+  // (holder thread, holder's leaf frame) -> wait caused, by waiting thread
+  std::map<std::pair<std::string, std::string>, Holder> holders_;
+  Distribution waits_;
+};
+
+}  // namespace
+
+std::unique_ptr<sinks::ReportSection> make_gil_report() {
+  return std::make_unique<GilSection>();
+}
+
+std::vector<sinks::FlameGraphKind> gil_flame_graphs() {
+  sinks::FlameGraphKind gil;
+  gil.name = "GIL wait";
+  gil.file_suffix = "gil_wait";
+  gil.schema = &gil_wait_schema();
+  gil.folded_scale = 1000;  // ms -> whole microseconds
+  gil.sample = [holder = std::string()](const sinks::Record& r, std::vector<sinks::FlameFrame>& frames) mutable {
+    const GilWaitSchema& s = gil_wait_schema();
+    for (std::size_t i = 0; r.kind(s.waiter_py_stack) == sinks::Record::Kind::PyStack && i < r.size(s.waiter_py_stack);
+         ++i) {
+      auto f = r.py_frame(s.waiter_py_stack, i);
+      frames.push_back({sinks::FlameFrame::Kind::Python, f.function, f.file, f.line});
+    }
+    std::string name(r.text(s.holder_thread_name));
+    if (name.empty()) name = r.uint_value(s.holder_tid) ? fmt::format("tid {}", r.uint_value(s.holder_tid)) : "?";
+    holder = "GIL held by " + name;
+    frames.push_back({sinks::FlameFrame::Kind::Label, holder});
+    return r.number(s.duration_ms).value_or(0);
+  };
+  return {gil};
+}
+
+}  // namespace pyebpf::trackers

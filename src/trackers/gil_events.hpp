@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+// gil_wait events: their schema, the decoder, the report's GIL section and
+// the GIL-wait flame graph.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "gil.h"
+#include "sinks/flame_graph_sink.hpp"
+#include "sinks/report.hpp"
+#include "trackers/event_fields.hpp"
+
+namespace pyebpf::trackers {
+
+struct GilWaitSchema : sinks::TableSchema {
+  using T = sinks::ColumnType;
+  GilWaitSchema() : TableSchema("gil_wait", "ebpf_gil_wait", Prefix::Thread) {}
+  const sinks::FieldId duration_ms = add("duration_ms", T::Float64);
+  const sinks::FieldId holder_tid = add("holder_tid", T::UInt32);
+  const sinks::FieldId holder_container_tid = add("holder_container_tid", T::UInt32);
+  const sinks::FieldId holder_thread_name = add("holder_thread_name", T::Symbol);
+  const sinks::FieldId waiter_py_stack = add("waiter_py_stack", T::PyStack);
+  const sinks::FieldId waiter_py_stack_depth = add("waiter_py_stack_depth", T::UInt16);
+  const sinks::FieldId holder_py_stack = add("holder_py_stack", T::PyStack);
+  const sinks::FieldId holder_py_stack_depth = add("holder_py_stack_depth", T::UInt16);
+  const sinks::FieldId holder_changes = add("holder_changes", T::UInt32);
+};
+const GilWaitSchema& gil_wait_schema();
+
+// struct pyebpf_gil_event -> gil_wait record.
+class GilDecoder {
+ public:
+  // Which host thread has a thread pointer now (BPF's thread_ids map): BPF
+  // looks the holder up when the wait begins and ends, and a thread created
+  // in between may only be known by the time user space reads the event.
+  using ThreadLookup = std::function<std::optional<pyebpf_gil_thread>(std::uint32_t pid, std::uint64_t thread_id)>;
+  explicit GilDecoder(ThreadLookup lookup);
+
+  Decoded decode(const void* data, std::size_t size, const DecodeContext& ctx, sinks::Record& out);
+  std::uint64_t holders_resolved_late() const { return resolved_late_; }
+
+ private:
+  ThreadLookup lookup_;
+  std::unique_ptr<pyebpf_gil_event> scratch_;  // 4 KiB: not on the stack
+  std::uint64_t resolved_late_ = 0;
+};
+
+std::unique_ptr<sinks::ReportSection> make_gil_report();
+// GIL wait: weight = duration_ms; frames = the waiter's Python stack, then
+// "GIL held by <holder thread>".
+std::vector<sinks::FlameGraphKind> gil_flame_graphs();
+
+}  // namespace pyebpf::trackers

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+// Command-line parsing: required flags, the report subcommand, outputs,
+// usage errors, and the ClickHouse password kept out of ps and the record.
+#include "app/cli.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "test_support.hpp"
+#include "trackers/py_stack.hpp"
+
+namespace pyebpf::app {
+namespace {
+
+// argv as main() gets it, and the exit code parse_command_line sets.
+struct Parsed {
+  std::optional<Options> options;
+  int exit_code = -1;
+  std::vector<std::string> argv_after;  // argv once parsed (the password is overwritten in place)
+};
+
+Parsed parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "pyebpf");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  Parsed p;
+  p.options = parse_command_line(static_cast<int>(argv.size()), argv.data(), p.exit_code);
+  for (char* a : argv) p.argv_after.emplace_back(a);
+  return p;
+}
+
+TEST(Cli, ProfileNeedsPidsAndEnv) {
+  auto p = parse({"-p", "12", "34", "-e", "prod", "--enable", "gil", "offcpu", "--duration", "5"});
+  ASSERT_TRUE(p.options);
+  EXPECT_EQ(p.options->command, Options::Command::Profile);
+  EXPECT_EQ(p.options->pids, (std::vector<pid_t>{12, 34}));
+  EXPECT_EQ(p.options->env, "prod");
+  EXPECT_EQ(p.options->enable, (std::vector<std::string>{"gil", "offcpu"}));
+  EXPECT_EQ(p.options->duration_s, 5.0);
+  EXPECT_TRUE(p.options->report);
+  for (auto args : std::vector<std::vector<std::string>>{{"-e", "prod"}, {"-p", "12"}, {"-p", "0", "-e", "x"}}) {
+    auto bad = parse(args);
+    EXPECT_FALSE(bad.options) << args[0];
+    EXPECT_EQ(bad.exit_code, 2) << "usage errors exit with 2";
+  }
+}
+
+TEST(Cli, ReportSubcommandNeedsNoTarget) {
+  auto p = parse({"report", "run.db", "--run", "3"});
+  ASSERT_TRUE(p.options);
+  EXPECT_EQ(p.options->command, Options::Command::Report);
+  EXPECT_EQ(p.options->report_file, "run.db");
+  EXPECT_EQ(p.options->report_run, 3);
+  EXPECT_FALSE(parse({"report"}).options);
+}
+
+TEST(Cli, OutputsAndTrackerFlags) {
+  auto p = parse({"-p", "1", "-e", "t", "--sqlite", "a.db", "--folded", "f", "--no-report", "--pystack-frequency",
+                  "199", "--ch-batch-size", "10"});
+  ASSERT_TRUE(p.options);
+  EXPECT_EQ(p.options->sqlite_path, "a.db");
+  EXPECT_EQ(p.options->folded_path, "f");
+  EXPECT_FALSE(p.options->report);
+  EXPECT_EQ(p.options->ch_batch_size, 10u);
+  EXPECT_EQ(test::tracker_options<trackers::PyStackOptions>(*p.options, "py_stack").frequency, 199u);
+  EXPECT_FALSE(parse({"-p", "1", "-e", "t", "--pystack-frequency", "0"}).options);
+  EXPECT_FALSE(parse({"-p", "1", "-e", "t", "--no-such-flag"}).options);
+}
+
+TEST(Cli, HelpAndVersionExitWithoutOptions) {
+  testing::internal::CaptureStdout();
+  auto help = parse({"--help"});
+  std::string text = testing::internal::GetCapturedStdout();
+  EXPECT_FALSE(help.options);
+  EXPECT_EQ(help.exit_code, 0);
+  // Every tracker's own group is there.
+  for (const char* group : {"[Option Group: py_stack]", "[Option Group: gc]", "[Option Group: tcp_loss]",
+                            "[Option Group: host_net_health]", "--offcpu-aggregate"})
+    EXPECT_NE(text.find(group), std::string::npos) << group;
+  testing::internal::CaptureStdout();
+  auto version = parse({"--version"});
+  EXPECT_NE(testing::internal::GetCapturedStdout().find('.'), std::string::npos);
+  EXPECT_FALSE(version.options);
+  EXPECT_EQ(version.exit_code, 0);
+}
+
+TEST(Cli, ThePasswordIsRedactedInTheRecordAndInArgv) {
+  auto p = parse({"-p", "1", "-e", "t", "--clickhouse-url", "http://h:8123", "--clickhouse-password", "s3cret"});
+  ASSERT_TRUE(p.options);
+  EXPECT_EQ(p.options->clickhouse_password, "s3cret");
+  EXPECT_EQ(p.options->command_line.find("s3cret"), std::string::npos) << p.options->command_line;
+  EXPECT_NE(p.options->command_line.find("--clickhouse-password ***"), std::string::npos);
+  EXPECT_EQ(p.argv_after.back(), "xxxxxx");  // /proc/PID/cmdline no longer shows it
+  auto eq = parse({"-p", "1", "-e", "t", "--clickhouse-password=s3cret"});
+  ASSERT_TRUE(eq.options);
+  EXPECT_EQ(eq.options->clickhouse_password, "s3cret");
+  EXPECT_NE(eq.options->command_line.find("--clickhouse-password=***"), std::string::npos);
+  EXPECT_EQ(eq.argv_after.back(), "--clickhouse-password=xxxxxx");
+}
+
+}  // namespace
+}  // namespace pyebpf::app
