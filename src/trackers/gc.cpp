@@ -17,13 +17,10 @@
 #include "trackers/bpf_counters.hpp"
 #include "trackers/gc_events.hpp"
 #include "util/clock.hpp"
+#include "util/text.hpp"
 
 namespace pyebpf::trackers {
 namespace {
-
-std::string hex(std::uint64_t v) {
-  return fmt::format("{:#x}", v);
-}
 
 std::string who(const python::PythonProcess& python) {
   return fmt::format("pid {} ({})", python.pid(), python.name());

@@ -22,15 +22,12 @@
 #include "trackers/bpf_counters.hpp"
 #include "util/clock.hpp"
 #include "util/files.hpp"
+#include "util/text.hpp"
 
 namespace pyebpf::trackers {
 namespace {
 
 constexpr const char* kCondWait = "pthread_cond_timedwait";
-
-std::string hex(std::uint64_t v) {
-  return fmt::format("{:#x}", v);
-}
 
 std::string basename(const std::string& path) {
   return path.substr(path.find_last_of('/') + 1);
