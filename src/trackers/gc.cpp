@@ -20,13 +20,10 @@
 #include "trackers/gc_events.hpp"
 #include "util/clock.hpp"
 #include "util/flag_rules.hpp"
+#include "util/text.hpp"
 
 namespace pyebpf::trackers {
 namespace {
-
-std::string hex(std::uint64_t v) {
-  return fmt::format("{:#x}", v);
-}
 
 std::string who(const python::PythonProcess& python) {
   return fmt::format("pid {} ({})", python.pid(), python.name());

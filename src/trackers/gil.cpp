@@ -23,15 +23,12 @@
 #include "util/clock.hpp"
 #include "util/files.hpp"
 #include "util/flag_rules.hpp"
+#include "util/text.hpp"
 
 namespace pyebpf::trackers {
 namespace {
 
 constexpr const char* kCondWait = "pthread_cond_timedwait";
-
-std::string hex(std::uint64_t v) {
-  return fmt::format("{:#x}", v);
-}
 
 std::string basename(const std::string& path) {
   return path.substr(path.find_last_of('/') + 1);

@@ -132,7 +132,8 @@ void HostNetHealthTracker::start(TrackerContext& ctx) {
   } else {
     for (const auto& t : ctx.targets.all()) {
       auto [fd, ino] = open_ns("/proc/" + std::to_string(t.pid) + "/ns/net");
-      auto it = std::find_if(views_.begin(), views_.end(), [&](const View& v) { return v.netns == ino; });
+      // Captured by copy: clang 14 (the sanitizer build) cannot capture structured bindings by reference.
+      auto it = std::find_if(views_.begin(), views_.end(), [ino = ino](const View& v) { return v.netns == ino; });
       if (it == views_.end()) {
         View v;
         v.netns = ino;

@@ -102,8 +102,11 @@ void PrintTo(const PythonBuild& build, std::ostream* os) {
 std::string workload_path(const std::string& name) {
   return std::string(PYEBPF_WORKLOADS_DIR) + "/" + name;
 }
+// $PYEBPF_BINARY runs these tests against another build of pyebpf (tools/test:
+// the sanitizer build's) without building them twice.
 std::string pyebpf_binary() {
-  return PYEBPF_BINARY;
+  const char* other = std::getenv("PYEBPF_BINARY");
+  return other && *other ? other : PYEBPF_BINARY;
 }
 
 Child::Child(const std::vector<std::string>& argv, bool capture_stderr, const std::string& stdout_file) {
