@@ -129,6 +129,7 @@ std::vector<sinks::FlameGraphKind> gil_flame_graphs() {
   gil.file_suffix = "gil_wait";
   gil.schema = &gil_wait_schema();
   gil.folded_scale = 1000;  // ms -> whole microseconds
+  gil.pprof_type = "gil_wait";
   gil.sample = [holder = std::string()](const sinks::Record& r, std::vector<sinks::FlameFrame>& frames) mutable {
     const GilWaitSchema& s = gil_wait_schema();
     for (std::size_t i = 0; r.kind(s.waiter_py_stack) == sinks::Record::Kind::PyStack && i < r.size(s.waiter_py_stack);

@@ -186,6 +186,7 @@ std::vector<sinks::FlameGraphKind> offcpu_flame_graphs() {
   off.file_suffix = "off_cpu";
   off.schema = &off_cpu_schema();
   off.folded_scale = 1000;  // ms -> whole microseconds
+  off.pprof_type = "off_cpu";
   off.sample = [](const sinks::Record& r, std::vector<sinks::FlameFrame>& frames) {
     using K = sinks::Record::Kind;
     const OffCpuSchema& s = off_cpu_schema();

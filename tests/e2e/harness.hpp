@@ -130,5 +130,23 @@ struct RunResult {
 };
 RunResult run_pyebpf(const std::vector<std::string>& args,
                      std::chrono::milliseconds timeout = std::chrono::seconds(30));
+// Runs any program the same way (its stdout through a file: it may be large).
+RunResult run_program(const std::vector<std::string>& argv,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+// A temporary directory, removed with what it holds.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  std::string operator/(const std::string& name) const;
+
+ private:
+  std::string path_;
+};
+
+std::string slurp(const std::string& path);
+std::vector<std::string> split(const std::string& text, char sep);
 
 }  // namespace pyebpf::e2e

@@ -36,19 +36,6 @@ PythonBuild python() {
   return builds.front();
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/pyebpf-sinks-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
-
 // A py_stack event or row, as something to compare multisets of.
 using Key = std::tuple<long, long long, std::string>;  // tid, ts_us, stack
 
@@ -106,32 +93,12 @@ std::multiset<Key> sqlite_keys(const std::string& path) {
   return out;
 }
 
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, sep)) out.push_back(item);
-  return out;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 // Runs the viewer check (tests/viewer): schema + real speedscope in headless Chromium.
 RunResult check_in_speedscope(const std::string& profile, const std::string& screenshot) {
   std::string dir = std::string(PYEBPF_SOURCE_DIR) + "/tests/viewer";
   if (!fs::exists(dir + "/node_modules/speedscope"))
     ADD_FAILURE() << "the viewer is not installed: tools/test runs `npm ci --prefix tests/viewer`";
-  Child c({"node", dir + "/check_speedscope.mjs", profile, screenshot});
-  RunResult r;
-  r.status = c.wait(120s).value_or(-1);
-  for (const auto& l : c.drain_stdout_lines(100ms)) r.out += l + "\n";
-  r.err = c.stderr_text();
-  return r;
+  return run_program({"node", dir + "/check_speedscope.mjs", profile, screenshot}, 120s);
 }
 
 std::vector<std::string> base_args(pid_t pid) {

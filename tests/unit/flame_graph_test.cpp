@@ -3,40 +3,17 @@
 
 #include <gtest/gtest.h>
 
-#include "app/registry.hpp"
-#include "sinks/record_input.hpp"
+#include "flame_graph_support.hpp"
 #include "sinks/report_text.hpp"
-#include "test_support.hpp"
 #include "trackers/offcpu_events.hpp"
 
 namespace pyebpf::sinks {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using namespace test_flame;
 
-// The kinds in registry order.
-constexpr std::size_t kCpu = 0, kGil = 1, kOffCpu = 2;
-
-Json ev(const char* metric, long tid, const char* thread) {
-  return {{"metric", metric}, {"pid", 10}, {"tid", tid}, {"thread_name", thread}};
-}
-
-// The sink with every tracker's kinds, py_stack sampling at 100 Hz; write()
-// takes events as pyebpf prints them.
-struct Sink {
-  FlameGraphSink sink{{"", "", "title", "pyebpf test",
-                       app::flame_graph_kinds(test::parse_args({"--pystack-frequency", "100"})->trackers)}};
-  void write(const Json& e) {
-    Record r(*app::schema_for_metric(e.at("metric").get<std::string>()));
-    record_from_json(e, r);
-    sink.write(r);
-  }
-  std::string folded_text(std::size_t kind) const { return sink.folded_text(kind); }
-  std::string speedscope_json() const { return sink.speedscope_json(); }
-};
-
-Sink make() {
-  return {};
+FedSink make() {
+  return FedSink();
 }
 
 TEST(FlameGraph, KindsComeFromTheTrackersCpuFirst) {
