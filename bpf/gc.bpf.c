@@ -85,6 +85,41 @@ static __always_inline __u64 gc_state(const struct pyebpf_gc_proc *gp, __u64 tst
 	return gp->gcstate;
 }
 
+/* One generation's running totals: three reads, after the ring's index byte
+ * where there are rings. */
+static __always_inline int read_generation(const struct pyebpf_gc_proc *gp, __u64 totals, int g,
+					   struct pyebpf_gc_gen_stats *out)
+{
+	__u64 entry = totals + gp->gen[g].base;
+	__u8 index;
+
+	if (gp->gen[g].index != PYEBPF_NO_OFFSET) {
+		if (bpf_probe_read_user(&index, sizeof(index), (const void *)(entry + gp->gen[g].index)) ||
+		    index >= gp->gen[g].length)
+			return -1;
+		entry += (__u64)index * gp->entry_size;
+	}
+	if (bpf_probe_read_user(&out->collections, 8, (const void *)(entry + gp->collections)) ||
+	    bpf_probe_read_user(&out->collected, 8, (const void *)(entry + gp->collected)) ||
+	    bpf_probe_read_user(&out->uncollectable, 8, (const void *)(entry + gp->uncollectable)))
+		return -1;
+	return 0;
+}
+
+/* Every generation's totals in the GC state at `gcstate` (gc.h). */
+static __always_inline int read_totals(const struct pyebpf_gc_proc *gp, __u64 gcstate, struct pyebpf_gc_gen_stats *out)
+{
+	__u64 totals = gcstate + gp->stats;
+
+	if (gp->stats_pointer && (pyebpf_read_ptr(totals, &totals) || !totals))
+		return -1;
+	for (int g = 0; g < PYEBPF_GC_GENERATIONS; g++) {
+		if (read_generation(gp, totals, g, &out[g]))
+			return -1;
+	}
+	return 0;
+}
+
 static __always_inline void gc_begin(struct pt_regs *ctx, __u64 tstate, __s32 arg_generation, bool may_nest)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -120,7 +155,7 @@ static __always_inline void gc_begin(struct pt_regs *ctx, __u64 tstate, __s32 ar
 	rec.tstate = tstate;
 	rec.gcstate = gc_state(gp, tstate);
 	rec.arg_generation = arg_generation;
-	rec.stats_ok = !bpf_probe_read_user(rec.stats, sizeof(rec.stats), (const void *)(rec.gcstate + gp->stats));
+	rec.stats_ok = !read_totals(gp, rec.gcstate, rec.stats);
 	if (!rec.stats_ok)
 		pyebpf_count(PYEBPF_GC_CNT_NO_STATS);
 	rec.ts_ns = bpf_ktime_get_ns(); /* last: the collection starts when this handler returns */
@@ -163,7 +198,7 @@ static __always_inline void gc_end(struct pt_regs *ctx, __u16 hook)
 	ev->collected = -1;
 	ev->uncollectable = -1;
 	ev->flags = 0;
-	stats = rec->stats_ok && !bpf_probe_read_user(after, sizeof(after), (const void *)(rec->gcstate + gp->stats));
+	stats = rec->stats_ok && !read_totals(gp, rec->gcstate, after);
 	if (rec->stats_ok && !stats)
 		pyebpf_count(PYEBPF_GC_CNT_NO_STATS);
 	if (stats) {

@@ -7,7 +7,7 @@
  * place: CPython's per-generation totals (_gc_runtime_state.generation_stats,
  * what gc.get_stats() returns), read when the collection starts and when it
  * ends. Exactly one generation's `collections` goes up by one per collection
- * (3.8 through 3.13), and its `collected`/`uncollectable` go up by what that
+ * (3.8 through 3.15), and its `collected`/`uncollectable` go up by what that
  * collection found: the same numbers gc.callbacks see in `info`. This needs no
  * knowledge of argument registers, so compiler clones of the collector
  * (3.8's collect.constprop.N, which drop different parameters) are handled
@@ -22,12 +22,25 @@
 
 #define PYEBPF_GC_GENERATIONS 3
 
-/* struct gc_generation_stats, unchanged since CPython 3.4; user space checks
- * the offsets table agrees before any target is traced. */
+/* One generation's running totals, as gc.get_stats() reports them. */
 struct pyebpf_gc_gen_stats {
 	__s64 collections;
 	__s64 collected;
 	__s64 uncollectable;
+};
+
+/*
+ * Where one generation's totals are, from the start of the totals. <= 3.14:
+ * a struct gc_generation_stats per generation in an array in the GC state.
+ * 3.15+: the GC state points at struct gc_stats, one ring of entries per
+ * generation (young, old[0], old[1]); each entry holds the running totals
+ * after one collection and the ring's `index` byte names the newest.
+ */
+struct pyebpf_gc_gen {
+	__u16 base;   /* the generation's entry (no rings) or its ring's first entry */
+	__u16 index;  /* rings: the index byte, from base; PYEBPF_NO_OFFSET without rings */
+	__u16 length; /* rings: entries in the ring */
+	__u16 pad;
 };
 
 /* Per target process: where its GC state lives. Key of gc_procs: host tgid. */
@@ -35,8 +48,14 @@ struct pyebpf_gc_proc {
 	__u64 gcstate;	     /* &_gc_runtime_state of the main interpreter (3.8: of the runtime) */
 	__u16 tstate_interp; /* PyThreadState.interp; PYEBPF_NO_OFFSET where the GC state is per runtime (3.8) */
 	__u16 interp_gc;     /* PyInterpreterState.gc; PYEBPF_NO_OFFSET on 3.8 */
-	__u16 stats;	     /* _gc_runtime_state.generation_stats */
-	__u16 pad;
+	__u16 stats;	     /* _gc_runtime_state.generation_stats: the totals, or (3.15+) a pointer to them */
+	__u8 stats_pointer;  /* 3.15+: follow the pointer at `stats` to the rings */
+	__u8 pad;
+	__u16 entry_size;  /* sizeof(struct gc_generation_stats) */
+	__u16 collections; /* its fields */
+	__u16 collected;
+	__u16 uncollectable;
+	struct pyebpf_gc_gen gen[PYEBPF_GC_GENERATIONS];
 };
 
 /* Which hook produced an event. */
@@ -82,8 +101,9 @@ enum pyebpf_gc_counter {
 	PYEBPF_GC_CNT_START_LOST, /* start record could not be stored */
 };
 
-PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_gen_stats) == 24, "gc_generation_stats layout");
-PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_proc) == 16, "gc proc layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_gen_stats) == 24, "gc totals layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_gen) == 8, "gc generation layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_proc) == 24 + 8 * PYEBPF_GC_GENERATIONS, "gc proc layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_event) == PYEBPF_GC_EVENT_FIXED + sizeof(struct pyebpf_py_stack),
 		     "gc event layout");
 

@@ -111,10 +111,12 @@ static __always_inline __u64 pyebpf_walk_thread_list(const struct pyebpf_py_proc
  * The PyThreadState bound to `task` (a thread of the process `proc` describes),
  * whether or not it holds the GIL, including threads started after attach.
  *
- * Fast path: CPython keeps each thread's state in a pthread TSD slot
- * (autoTSSkey, the "gilstate"), set when the thread is created and kept while
- * it runs without the GIL. User space located that slot relative to the thread
- * pointer at attach. The candidate is validated (thread_id == thread pointer).
+ * Fast path: CPython keeps each thread's state where the thread finds it
+ * whether or not it holds the GIL (the "gilstate"): a pthread TSD slot
+ * (autoTSSkey, <= 3.14) or the thread-local _Py_tss_gilstate (3.15+), both at
+ * a fixed offset from the thread pointer (above it, or below it for static
+ * TLS), which user space located at attach. The candidate is validated
+ * (thread_id == thread pointer).
  * Slow path, only where no slot was found: the thread list, cached per tid.
  */
 static __always_inline __u64 pyebpf_find_tstate(const struct pyebpf_py_proc *proc, struct task_struct *task, __u32 tid)
@@ -196,7 +198,11 @@ static int pyebpf_walk_step(__u32 index, struct pyebpf_walk_ctx *ctx)
 		ctx->fault = true;
 		return 1;
 	}
-	code = pyebpf_window_u64(scratch->frame, l->frame_code);
+	/* 3.14+ keep f_executable as a _PyStackRef: an object pointer with tag
+	 * bits in its low bits (Py_TAG_BITS, Include/internal/pycore_stackref.h). Objects are
+	 * at least 8-byte aligned, so clearing the low 3 bits is exact for
+	 * every version, tagged or not. */
+	code = pyebpf_window_u64(scratch->frame, l->frame_code) & ~7ULL;
 	owner = l->frame_owner == PYEBPF_NO_OFFSET ? 0 : scratch->frame[l->frame_owner & (PYEBPF_FRAME_WINDOW - 1)];
 	if (code && owner < l->owner_cstack && !pyebpf_read_ptr(code + l->object_type, &type) &&
 	    type == ctx->proc->code_type) {

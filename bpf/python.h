@@ -46,7 +46,8 @@ struct pyebpf_py_layout {
 	__u16 code_tag_len;	    /* bytes of it to hash, <= PYEBPF_CODE_TAG_LEN */
 	__u16 object_type;	    /* PyObject.ob_type */
 	__u8 instr_kind;	    /* enum pyebpf_instr_kind */
-	__u8 owner_cstack;	    /* owner values >= this are not Python frames; 0xff = none */
+	__u8 owner_cstack;	    /* owner values >= this are not Python frames (C stack / interpreter
+				       shims); 0xff = none */
 };
 
 /* Per target process; key of the py_procs map is the host tgid. */

@@ -83,20 +83,19 @@ TrackerOptionsMap add_tracker_options(CLI::App& cli) {
   return out;
 }
 
-std::vector<CreatedTracker> create_trackers(const std::vector<std::string>& names, const TrackerOptionsMap& options) {
+std::vector<std::unique_ptr<trackers::Tracker>> create_trackers(const std::vector<std::string>& names,
+                                                                const TrackerOptionsMap& options) {
   struct Wanted {
     const TrackerDescriptor* descriptor;
     std::vector<std::string> features;
-    bool named;
   };
   std::vector<Wanted> wanted;  // in the order first named
-  auto add = [&](const TrackerDescriptor* d, const std::vector<std::string>& features, bool named) {
+  auto add = [&](const TrackerDescriptor* d, const std::vector<std::string>& features) {
     auto it = std::find_if(wanted.begin(), wanted.end(), [&](const Wanted& w) { return w.descriptor == d; });
     if (it == wanted.end()) {
-      wanted.push_back(Wanted{d, {}, named});
+      wanted.push_back(Wanted{d, {}});
       it = wanted.end() - 1;
     }
-    it->named |= named;
     for (const auto& f : features) {
       if (std::find(it->features.begin(), it->features.end(), f) == it->features.end()) it->features.push_back(f);
     }
@@ -104,12 +103,12 @@ std::vector<CreatedTracker> create_trackers(const std::vector<std::string>& name
   for (const auto& name : names) {
     auto enabled = resolve(name);
     if (!enabled) throw Error("unknown tracker '" + name + "'", "--enable takes: " + tracker_names_help());
-    add(enabled->descriptor, enabled->features, true);
+    add(enabled->descriptor, enabled->features);
   }
   if (names.empty()) {
-    for (const auto* d : tracker_registry()) add(d, all_features(*d), false);
+    for (const auto* d : tracker_registry()) add(d, all_features(*d));
   }
-  std::vector<CreatedTracker> out;
+  std::vector<std::unique_ptr<trackers::Tracker>> out;
   for (auto& w : wanted) {
     // Features in the descriptor's order, whatever the order they were named in.
     std::vector<std::string> features;
@@ -117,7 +116,7 @@ std::vector<CreatedTracker> create_trackers(const std::vector<std::string>& name
       if (std::find(w.features.begin(), w.features.end(), f) != w.features.end()) features.push_back(f);
     }
     auto it = options.find(w.descriptor->name);
-    out.push_back({w.descriptor->create(it == options.end() ? nullptr : it->second.get(), features), w.named});
+    out.push_back(w.descriptor->create(it == options.end() ? nullptr : it->second.get(), features));
   }
   return out;
 }

@@ -27,14 +27,10 @@ using TrackerOptionsMap = std::map<std::string, std::shared_ptr<trackers::Tracke
 // Adds every tracker's option group to the command line, in registry order.
 TrackerOptionsMap add_tracker_options(CLI::App& cli);
 
-struct CreatedTracker {
-  std::unique_ptr<trackers::Tracker> tracker;
-  bool named = false;  // given to --enable by name (not one of "all")
-};
-
 // Creates the trackers named on the command line (all of them when `names`
 // is empty). Throws pyebpf::Error for an unknown name.
-std::vector<CreatedTracker> create_trackers(const std::vector<std::string>& names, const TrackerOptionsMap& options);
+std::vector<std::unique_ptr<trackers::Tracker>> create_trackers(const std::vector<std::string>& names,
+                                                                const TrackerOptionsMap& options);
 
 // Every schema a tracker emits, in registry order.
 std::vector<const sinks::TableSchema*> all_schemas();

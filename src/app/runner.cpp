@@ -71,12 +71,36 @@ Fd block_and_watch_signals() {
   return fd;
 }
 
+// Starts every tracker that can run; one that cannot is dropped and recorded
+// in ctx.degraded, the others go on. Throws only when none can run: the
+// reason of the only tracker asked for, or every tracker's reason.
+void start_trackers(std::vector<std::unique_ptr<trackers::Tracker>>& trackers, trackers::TrackerContext& ctx) {
+  std::vector<std::unique_ptr<trackers::Tracker>> started;
+  std::vector<Error> failures;
+  for (auto& t : trackers) {
+    try {
+      t->start(ctx);
+      started.push_back(std::move(t));
+    } catch (const Error& e) {
+      failures.push_back(e);
+      if (trackers.size() > 1) ctx.degraded.add(t->name(), 0, e.what(), e.hint());
+    }
+  }
+  if (started.empty() && failures.size() == 1) throw failures.front();
+  if (started.empty()) {
+    std::string reasons;
+    for (const auto& e : failures) reasons += std::string(reasons.empty() ? "" : "; ") + e.what();
+    throw Error("no tracker can run: " + reasons, failures.front().hint());
+  }
+  trackers = std::move(started);
+}
+
 }  // namespace
 
 int run(const Options& options) {
   check_system();
   bpf::install_libbpf_logger();
-  auto created = create_trackers(options.enable, options.trackers);  // bad names fail before anything attaches
+  auto trackers = create_trackers(options.enable, options.trackers);  // bad names fail before anything attaches
 
   WallClock clock;
   sinks::RunInfo run_info{options.env,          host_name(), PYEBPF_VERSION,
@@ -84,21 +108,15 @@ int run(const Options& options) {
   for (pid_t p : options.pids) run_info.pids.push_back(p);
   Outputs outputs(options, run_info);  // a bad output fails before anything attaches
 
+  trackers::Degradations degraded;
   Targets targets;
-  targets.attach(options.pids, python::OffsetsTable::embedded());
+  targets.attach(options.pids, python::OffsetsTable::embedded(), degraded);
   for (const auto& t : targets.all()) spdlog::info("pid {}: {}", t.pid, t.python->describe());
 
   bpf::SharedMaps shared_maps;
   for (const auto& t : targets.all()) shared_maps.add_process(t.pid, t.python->bpf_config());
 
-  // One context per tracker: they differ in whether it was named on --enable.
-  std::vector<std::unique_ptr<trackers::Tracker>> trackers;
-  std::vector<trackers::TrackerContext> contexts;
-  contexts.reserve(created.size());
-  for (auto& c : created) {
-    trackers.push_back(std::move(c.tracker));
-    contexts.push_back({options.env, targets, shared_maps, outputs.sink(), clock, c.named});
-  }
+  trackers::TrackerContext ctx{options.env, targets, shared_maps, outputs.sink(), clock, degraded};
 
   EventLoop loop;
   Fd signals = block_and_watch_signals();
@@ -107,8 +125,8 @@ int run(const Options& options) {
   loop.add(ticker.fd(), Source::Tick, 0);
   for (std::uint32_t i = 0; i < targets.all().size(); ++i) loop.add(targets.all()[i].pidfd.get(), Source::Target, i);
 
+  start_trackers(trackers, ctx);
   for (std::uint32_t i = 0; i < trackers.size(); ++i) {
-    trackers[i]->start(contexts[i]);
     for (int fd : trackers[i]->wait_fds()) loop.add(fd, Source::Tracker, i);
   }
 
@@ -192,6 +210,7 @@ int run(const Options& options) {
   for (auto& t : trackers) {
     for (auto& line : t->summary()) lines.push_back(std::move(line));
   }
+  for (const auto& line : degraded.lines()) lines.push_back(line);
   for (const auto& line : targets.summary_lines()) lines.push_back(line);
   for (const auto& line : outputs.summary_lines()) lines.push_back(line);
   outputs.record_end({clock.epoch_us(monotonic_ns()), elapsed, stop_reason, lines});

@@ -26,17 +26,25 @@ Fd open_pidfd(pid_t pid) {
 
 }  // namespace
 
-void Targets::attach(const std::vector<pid_t>& pids, const python::OffsetsTable& table) {
+void Targets::attach(const std::vector<pid_t>& pids, const python::OffsetsTable& table,
+                     trackers::Degradations& degraded) {
   std::vector<Target> attached;
+  std::vector<std::pair<pid_t, Error>> failed;
   for (pid_t pid : pids) {
     if (std::any_of(attached.begin(), attached.end(), [&](const Target& t) { return t.pid == pid; })) continue;
-    Target t;
-    t.pid = pid;
-    t.pidfd = open_pidfd(pid);  // first, so a PID reused later cannot be confused with this one
-    t.comm = read_comm(pid, pid);
-    t.python = python::PythonProcess::attach(pid, table);
-    attached.push_back(std::move(t));
+    try {
+      Target t;
+      t.pid = pid;
+      t.pidfd = open_pidfd(pid);  // first, so a PID reused later cannot be confused with this one
+      t.comm = read_comm(pid, pid);
+      t.python = python::PythonProcess::attach(pid, table);
+      attached.push_back(std::move(t));
+    } catch (const Error& e) {
+      failed.emplace_back(pid, e);
+    }
   }
+  if (attached.empty() && !failed.empty()) throw failed.front().second;
+  for (const auto& [pid, e] : failed) degraded.add("", pid, e.what(), e.hint());
   targets_ = std::move(attached);
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "python/offsets.hpp"
+#include "trackers/degradations.hpp"
 #include "trackers/tracker.hpp"
 
 namespace pyebpf::app {
@@ -16,9 +17,9 @@ using trackers::Target;
 // The processes being profiled and what happened to each.
 class Targets : public trackers::TargetLookup {
  public:
-  // Attaches to every PID; throws pyebpf::Error for the first one that cannot
-  // be profiled (nothing is attached in that case).
-  void attach(const std::vector<pid_t>& pids, const python::OffsetsTable& table);
+  // Attaches to every PID it can; one that cannot be profiled goes to
+  // `degraded`. Throws pyebpf::Error (the first PID's reason) when none can.
+  void attach(const std::vector<pid_t>& pids, const python::OffsetsTable& table, trackers::Degradations& degraded);
 
   const std::vector<Target>& all() const override { return targets_; }
   std::vector<Target>& all() { return targets_; }

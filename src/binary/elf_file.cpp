@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -256,6 +257,18 @@ const ElfSymbol* ElfFile::function_at(std::uint64_t vaddr) const {
     if (vaddr < it->value + it->size) return &*it;
   }
   return nullptr;
+}
+
+std::optional<std::vector<std::uint8_t>> ElfFile::read(std::uint64_t vaddr, std::size_t len) const {
+  if (len == 0) return std::vector<std::uint8_t>{};
+  auto offset = file_offset(vaddr);
+  if (!offset || !file_offset(vaddr + len - 1) || *file_offset(vaddr + len - 1) != *offset + len - 1)
+    return std::nullopt;
+  Fd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  std::vector<std::uint8_t> out(len);
+  if (!fd || ::pread(fd.get(), out.data(), len, static_cast<off_t>(*offset)) != static_cast<ssize_t>(len))
+    return std::nullopt;
+  return out;
 }
 
 std::optional<std::uint64_t> ElfFile::file_offset(std::uint64_t vaddr) const {

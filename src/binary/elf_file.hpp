@@ -68,6 +68,9 @@ class ElfFile {
   bool imports(std::string_view name) const;
   // File offset holding virtual address `vaddr` (for uprobes), if it is in a PT_LOAD segment.
   std::optional<std::uint64_t> file_offset(std::uint64_t vaddr) const;
+  // `len` bytes of the file at virtual address `vaddr` (code or initialised
+  // data), if a PT_LOAD segment holds all of them.
+  std::optional<std::vector<std::uint8_t>> read(std::uint64_t vaddr, std::size_t len) const;
   // Virtual address loaded from file offset `offset`, if a PT_LOAD segment maps it.
   std::optional<std::uint64_t> vaddr_of_offset(std::uint64_t offset) const;
   // The function symbol whose [value, value + size) holds `vaddr` (native

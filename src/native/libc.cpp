@@ -68,14 +68,15 @@ std::vector<LibcFunction> libc_functions(pid_t pid, const std::vector<std::strin
   }
   std::vector<LibcFunction> out;
   for (const auto& m : files) {
-    std::string open_path = procfs::host_path(pid, m);
+    std::string open_path = procfs::open_path(pid, m);
     try {
       auto elf = binary::ElfFile::open(open_path);
       for (const auto& name : names) {
         auto sym = elf.symbol(name);
         // An IFUNC's address is its resolver, not the function: no probe there.
         if (!sym || sym->type != STT_FUNC) continue;
-        if (auto offset = elf.file_offset(sym->value)) out.push_back({name, open_path, m.path, *offset});
+        if (auto offset = elf.file_offset(sym->value))
+          out.push_back({name, open_path, procfs::target_path(pid, m.path), *offset});
       }
     } catch (const Error& e) {
       spdlog::debug("pid {}: C library functions: {}", pid, e.what());

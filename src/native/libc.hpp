@@ -25,8 +25,8 @@ std::vector<procfs::Mapping> c_libraries(pid_t pid);
 // A C library function as one process maps it: where a uprobe on it goes.
 struct LibcFunction {
   std::string name;          // "accept4"
-  std::string open_path;     // the file as pyebpf opens it (procfs::host_path)
-  std::string mapped_path;   // the file as the process maps it
+  std::string open_path;     // the file as pyebpf opens it (procfs::open_path)
+  std::string mapped_path;   // the file as the process sees it (procfs::target_path)
   std::uint64_t offset = 0;  // file offset of the function's first instruction
 };
 

@@ -2,7 +2,6 @@
 #include "native/symbolizer.hpp"
 
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 
@@ -19,10 +18,10 @@ std::string basename_of(const std::string& path) {
 }  // namespace
 
 std::shared_ptr<const binary::ElfFile> ElfCache::get(pid_t pid, const procfs::Mapping& mapping) {
-  std::string path = procfs::host_path(pid, mapping);
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return nullptr;
-  auto key = std::make_pair(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino));
+  std::string path = procfs::open_path(pid, mapping);
+  auto id = procfs::file_id(path);
+  if (!id) return nullptr;
+  auto key = std::make_pair(id->dev, id->inode);
   auto it = files_.find(key);
   if (it != files_.end()) return it->second;
   std::shared_ptr<const binary::ElfFile> file;

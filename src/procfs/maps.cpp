@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "procfs/maps.hpp"
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
 #include <charconv>
 #include <cstdio>
 
@@ -25,10 +29,14 @@ bool parse_line(std::string_view line, Mapping& m) {
   std::string_view dev = next_field(line);
   std::string_view inode = next_field(line);
   std::size_t dash = range.find('-');
-  if (dash == std::string_view::npos || perms.size() != 4 || dev.empty()) return false;
+  std::size_t colon = dev.find(':');
+  if (dash == std::string_view::npos || perms.size() != 4 || colon == std::string_view::npos) return false;
+  std::uint64_t major = 0, minor = 0;
   if (!parse_hex(range.substr(0, dash), m.start) || !parse_hex(range.substr(dash + 1), m.end) ||
-      !parse_hex(offset, m.offset))
+      !parse_hex(offset, m.offset) || !parse_hex(dev.substr(0, colon), major) ||
+      !parse_hex(dev.substr(colon + 1), minor))
     return false;
+  m.dev = makedev(major, minor);
   auto [ptr, ec] = std::from_chars(inode.data(), inode.data() + inode.size(), m.inode);
   if (ec != std::errc() || ptr != inode.data() + inode.size()) return false;
   m.perms = perms;
@@ -65,14 +73,33 @@ std::vector<Mapping> read_maps(pid_t pid) {
   return parse_maps(*text);
 }
 
-std::string host_path(pid_t pid, const Mapping& mapping) {
-  if (mapping.deleted) {
-    char range[64];
-    std::snprintf(range, sizeof(range), "%lx-%lx", static_cast<unsigned long>(mapping.start),
-                  static_cast<unsigned long>(mapping.end));
-    return "/proc/" + std::to_string(pid) + "/map_files/" + range;
+std::optional<FileId> file_id(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return FileId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+}
+
+std::string open_path(pid_t pid, const Mapping& mapping) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  if (!mapping.deleted) {
+    const FileId mapped{mapping.dev, mapping.inode};
+    for (std::string candidate : {proc + "/root" + mapping.path, mapping.path}) {
+      if (file_id(candidate) == mapped) return candidate;
+    }
   }
-  return "/proc/" + std::to_string(pid) + "/root" + mapping.path;
+  char range[64];
+  std::snprintf(range, sizeof(range), "%lx-%lx", static_cast<unsigned long>(mapping.start),
+                static_cast<unsigned long>(mapping.end));
+  return proc + "/map_files/" + range;
+}
+
+std::string target_path(pid_t pid, const std::string& path) {
+  char buf[4096];
+  ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/root").c_str(), buf, sizeof(buf) - 1);
+  if (n <= 1) return path;  // "/" (host, or a root pyebpf cannot see), or unreadable
+  std::string root(buf, static_cast<std::size_t>(n));
+  if (path.size() > root.size() && path.starts_with(root) && path[root.size()] == '/') return path.substr(root.size());
+  return path;
 }
 
 }  // namespace pyebpf::procfs

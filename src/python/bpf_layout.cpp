@@ -50,7 +50,14 @@ pyebpf_py_layout make_bpf_layout(const OffsetsRow& row, const PyVersion& version
   } else {
     l.instr_kind = PYEBPF_INSTR_LASTI_BYTES;
   }
-  l.owner_cstack = static_cast<std::uint8_t>(row.constant("frame.owner_cstack").value_or(0xff));
+  // Owners from the first non-Python one up are not Python frames: 3.12 and
+  // 3.13 have FRAME_OWNED_BY_CSTACK = 3, 3.14 inserted
+  // FRAME_OWNED_BY_INTERPRETER = 3 and moved CSTACK to 4 (cpython PR #129078),
+  // 3.15 dropped CSTACK.
+  std::int64_t first_native = 0xff;
+  for (const char* owner : {"frame.owner_cstack", "frame.owner_interpreter"})
+    first_native = std::min(first_native, row.constant(owner).value_or(0xff));
+  l.owner_cstack = static_cast<std::uint8_t>(first_native);
 
   unsigned window = std::max({l.frame_code + 8u, l.frame_back + 8u, l.frame_instr + 8u,
                               l.frame_owner == PYEBPF_NO_OFFSET ? 0u : l.frame_owner + 1u});

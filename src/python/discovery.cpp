@@ -59,9 +59,9 @@ std::optional<std::uint64_t> Interpreter::symbol_address(std::string_view name) 
 }
 
 std::optional<std::uint64_t> load_bias(const binary::ElfFile& elf, const std::vector<procfs::Mapping>& maps,
-                                       const std::string& mapped_path) {
+                                       const std::string& maps_path) {
   for (const auto& m : maps) {
-    if (m.path != mapped_path) continue;
+    if (m.path != maps_path) continue;
     for (const auto& seg : elf.load_segments()) {
       // The kernel maps each PT_LOAD from its page-aligned file offset.
       if ((seg.offset & kPageMask) == m.offset) return m.start - (seg.vaddr & kPageMask);
@@ -74,7 +74,8 @@ Interpreter discover_interpreter(pid_t pid) {
   const std::string who = "pid " + std::to_string(pid);
   std::vector<procfs::Mapping> maps = procfs::read_maps(pid);
 
-  // Candidates: libpython*.so and the executable itself, each mapped file once.
+  // Candidates: libpython*.so and the executable itself, each mapped file
+  // once. /proc/PID/exe and maps show paths the same way.
   const std::string exe = exe_path(pid);
   std::vector<const procfs::Mapping*> candidates;
   std::set<std::string> seen;
@@ -87,20 +88,21 @@ Interpreter discover_interpreter(pid_t pid) {
 
   std::optional<Interpreter> old_python;  // a Python without _PyRuntime (<= 3.6)
   for (const procfs::Mapping* m : candidates) {
-    std::string open_path = procfs::host_path(pid, *m);
+    std::string open_path = procfs::open_path(pid, *m);
+    std::string shown = procfs::target_path(pid, m->path);
     binary::ElfFile elf = binary::ElfFile::open(open_path);
     auto runtime = elf.symbol("_PyRuntime");
     if (!runtime) {
       auto v = version_from_filename(m->path);
       if (v && !old_python && (elf.symbol("Py_Initialize") || elf.symbol("Py_GetVersion"))) {
-        old_python = Interpreter{m->path, open_path, std::move(elf), 0, *v, "file name", 0, 0};
+        old_python = Interpreter{shown, open_path, std::move(elf), 0, *v, "file name", 0, 0};
       }
       continue;
     }
     auto bias = load_bias(elf, maps, m->path);
-    if (!bias) throw Error(who + ": cannot tell where " + m->path + " is loaded (no PT_LOAD matches its mappings)");
+    if (!bias) throw Error(who + ": cannot tell where " + shown + " is loaded (no PT_LOAD matches its mappings)");
 
-    Interpreter interp{m->path, open_path, std::move(elf), *bias, {}, {}, 0, 0};
+    Interpreter interp{shown, open_path, std::move(elf), *bias, {}, {}, 0, 0};
     interp.runtime_addr = *bias + runtime->value;
     interp.runtime_size = runtime->size;
     ProcessMemory memory(pid);
@@ -126,7 +128,7 @@ Interpreter discover_interpreter(pid_t pid) {
       }
     }
     if (interp.version.major == 0)
-      throw Error(who + ": found _PyRuntime in " + m->path + " but cannot tell its Python version");
+      throw Error(who + ": found _PyRuntime in " + shown + " but cannot tell its Python version");
     return interp;
   }
 
@@ -134,7 +136,7 @@ Interpreter discover_interpreter(pid_t pid) {
   if (old_python) return std::move(*old_python);
   std::string comm = read_comm(pid, pid);
   throw Error(who + " (" + comm + ") is not a CPython process: no mapped file defines _PyRuntime",
-              "pass the PID of a python process (CPython 3.8-3.13); `cat /proc/" + std::to_string(pid) +
+              "pass the PID of a python process (CPython 3.8-3.15); `cat /proc/" + std::to_string(pid) +
                   "/maps` shows what it runs");
 }
 

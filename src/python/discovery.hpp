@@ -18,7 +18,7 @@ namespace pyebpf::python {
 // shared), where it is loaded, and which version it is.
 struct Interpreter {
   std::string mapped_path;  // path as the target sees it
-  std::string open_path;    // path pyebpf opens it by (through /proc/PID/root)
+  std::string open_path;    // path pyebpf opens it by (procfs::open_path)
   binary::ElfFile elf;
   std::uint64_t load_bias = 0;  // runtime address = load_bias + st_value
   PyVersion version;
@@ -38,10 +38,10 @@ struct Interpreter {
 // support.
 Interpreter discover_interpreter(pid_t pid);
 
-// Load bias of `elf` as mapped in `maps` under `mapped_path`: the difference
-// between where a PT_LOAD segment is mapped and its p_vaddr. 0 for non-PIE
-// executables, the mapping base for shared objects.
+// Load bias of `elf` as mapped in `maps` under `maps_path` (the path maps
+// shows): the difference between where a PT_LOAD segment is mapped and its
+// p_vaddr. 0 for non-PIE executables, the mapping base for shared objects.
 std::optional<std::uint64_t> load_bias(const binary::ElfFile& elf, const std::vector<procfs::Mapping>& maps,
-                                       const std::string& mapped_path);
+                                       const std::string& maps_path);
 
 }  // namespace pyebpf::python

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "python/process.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "pyebpf/error.hpp"
@@ -18,13 +19,30 @@ std::string hex(std::uint64_t v) {
   return buf;
 }
 
+// "pid 12 (CPython 3.14.10, python3.14)": the target in attach errors.
+std::string who_of(pid_t pid, const Interpreter& interp) {
+  return "pid " + std::to_string(pid) + " (CPython " + interp.version.str() + ", " + interp.file_name() + ")";
+}
+
 const OffsetsRow& row_for(pid_t pid, const Interpreter& interp, const OffsetsTable& table) {
-  const OffsetsRow* row = table.find(interp.version.major, interp.version.minor);
+  const OffsetsRow* row = table.select(interp.version, interp.elf.build_id());
   if (!row)
     throw Error("pid " + std::to_string(pid) + " runs CPython " + interp.version.str() + " (" + interp.file_name() +
                     "), which pyebpf does not support",
                 "supported versions: " + table.minors_text());
   return *row;
+}
+
+// 3.15+ keep each thread's own state in the thread-local _Py_tss_gilstate,
+// which PyGILState_GetThisThreadState returns; a statically linked
+// interpreter reads it at a fixed offset from the thread pointer.
+std::optional<std::int32_t> gilstate_tls_offset(const Interpreter& interp) {
+  if (interp.version.major != 3 || interp.version.minor < 15) return std::nullopt;
+  auto sym = interp.elf.symbol("PyGILState_GetThisThreadState");
+  if (!sym) return std::nullopt;
+  auto code = interp.elf.read(sym->value, std::min<std::uint64_t>(sym->size ? sym->size : 16, 16));
+  if (!code) return std::nullopt;
+  return decode_tls_load(*code);
 }
 
 TypeAddresses type_addresses(pid_t pid, const Interpreter& interp) {
@@ -59,14 +77,39 @@ PythonProcess::PythonProcess(pid_t pid, Interpreter interp, OffsetsRow row, std:
 std::unique_ptr<PythonProcess> PythonProcess::attach(pid_t pid, const OffsetsTable& table) {
   Interpreter interp = discover_interpreter(pid);
   OffsetsRow row = row_for(pid, interp, table);
-  std::string source = "offsets table row " + row.minor + " (derived from " + row.derived_from + ")";
-  if (auto applied = apply_debug_offsets(row, ProcessMemory(pid), interp.runtime_addr, interp.version))
-    source = *applied;
+  const std::string who = who_of(pid, interp);
+  // Exact: the row was derived from this very file, so every value in it
+  // holds. Otherwise it comes from another patch release or build of the
+  // minor, and what the target does not describe itself is checked live.
+  const bool exact = !row.build_id.empty() && row.build_id == interp.elf.build_id();
+  std::string source =
+      "offsets row " + row.label +
+      (exact ? " (this very build)" : " (derived from " + row.derived_from + "; checked against the process)");
+  auto debug = apply_debug_offsets(row, ProcessMemory(pid), interp.runtime_addr, interp.runtime_size, interp.version);
+  switch (debug.status) {
+    case DebugOffsetsStatus::FreeThreaded:
+      throw Error("pid " + std::to_string(pid) + " runs a free-threaded CPython " + interp.version.str() + " (" +
+                      interp.file_name() + "), which pyebpf does not support",
+                  "profile the program under the default (GIL) build of CPython " + interp.version.minor_str());
+    case DebugOffsetsStatus::Invalid:
+      if (!exact) throw Error(who + ": " + debug.text, "pyebpf cannot check this build's layout; please report it");
+      source += "; " + debug.text + ", so the row's values are used";
+      break;
+    case DebugOffsetsStatus::Applied:
+      source = debug.text + (exact ? " (this very build)" : "");
+      break;
+    case DebugOffsetsStatus::NotInRow:
+      break;
+  }
   TypeAddresses types = type_addresses(pid, interp);
+  auto gilstate_tls = gilstate_tls_offset(interp);
   std::unique_ptr<PythonProcess> proc(
       new PythonProcess(pid, std::move(interp), std::move(row), std::move(source), types));
   proc->validate_layout();
-  if (auto slot = find_thread_state_slot(proc->memory_, proc->thread_states())) proc->config_.tss_slot = *slot;
+  if (auto slot = find_thread_state_slot(proc->memory_, proc->thread_states(), gilstate_tls)) {
+    proc->config_.tss_slot = *slot;
+    proc->slot_kind_ = gilstate_tls ? "thread-local _Py_tss_gilstate" : "TSD slot";
+  }
   return proc;
 }
 
@@ -89,9 +132,8 @@ std::vector<ThreadStateRef> PythonProcess::thread_states(std::size_t max) const 
 // may be another patch release or a distro build. Check what can be checked
 // against the live process before BPF trusts the offsets.
 void PythonProcess::validate_layout() const {
-  const std::string who =
-      "pid " + std::to_string(pid()) + " (CPython " + interp_.version.str() + ", " + interp_.file_name() + ")";
-  const std::string hint = "its layout differs from offsets row " + offsets_.minor + " (derived from " +
+  const std::string who = who_of(pid(), interp_);
+  const std::string hint = "its layout differs from offsets row " + offsets_.label + " (derived from " +
                            offsets_.derived_from + "); please report this build";
   auto runtime_size = offsets_.size("_PyRuntimeState");
   if (interp_.runtime_size && runtime_size && interp_.runtime_size != *runtime_size)
@@ -113,17 +155,57 @@ void PythonProcess::validate_layout() const {
   auto interp = memory_.read_u64(config_.runtime + l.runtime_interp_head);
   if (!interp || !*interp)
     throw Error(who + ": no interpreter in _PyRuntime yet (is the process still starting?)", hint);
+  // 3.13+ describe where the list of interpreters starts but not where the
+  // main one is kept: it is the list's last, the first one ever created.
+  if (offsets_.field("runtime.interpreters_main")) {
+    auto it = memory_.read_u64(config_.runtime + offsets_.require("runtime.interpreters_head"));
+    std::optional<std::uint64_t> last;
+    for (int i = 0; i < 64 && it && *it; ++i) {
+      last = it;
+      it = memory_.read_u64(*it + offsets_.require("interp.next"));
+    }
+    if (last != *interp)
+      throw Error(who + ": runtime.interpreters_main is not the last interpreter of runtime.interpreters_head", hint);
+  }
   for (const auto& t : thread_states(64)) {
     auto back = memory_.read_u64(t.tstate + offsets_.require("tstate.interp"));
     if (back != *interp)
       throw Error(who + ": thread state " + hex(t.tstate) + " does not point back to its interpreter", hint);
   }
+  validate_object_readers(*interp, who, hint);
+}
+
+// Thread names and module lookups read dicts, str and module objects with
+// offsets _Py_DebugOffsets does not give (dict keys internals, the str state
+// bits, PyModuleObject.md_dict). Values that must hold: the modules dict maps
+// "sys" to the sys module, whose own dict maps "modules" to that same dict.
+// A dict being resized by a concurrent import can tear one read: retried.
+void PythonProcess::validate_object_readers(std::uint64_t interp, const std::string& who,
+                                            const std::string& hint) const {
+  auto modules = memory_.read_u64(interp + offsets_.require("interp.modules"));
+  if (!modules || !*modules) return;  // still starting: nothing imported yet
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto sys = objects_.dict_get(*modules, "sys");
+    auto sys_dict = sys ? memory_.read_u64(*sys + offsets_.require("module.dict")) : std::nullopt;
+    if (sys_dict && objects_.dict_get(*sys_dict, "modules") == *modules) return;
+  }
+  throw Error(who +
+                  ": sys.modules cannot be read back through sys.__dict__ (dict keys, str or module.dict "
+                  "layout does not fit)",
+              hint);
+}
+
+std::string PythonProcess::name() const {
+  return "CPython " + interp_.version.str() + ", " + interp_.mapped_path;
 }
 
 std::string PythonProcess::describe() const {
-  std::string lookup = config_.tss_slot == PYEBPF_NO_TSS_SLOT
-                           ? "thread list walk"
-                           : "TSD slot at thread pointer + " + hex(static_cast<std::uint64_t>(config_.tss_slot));
+  std::string lookup = "thread list walk";
+  if (config_.tss_slot != PYEBPF_NO_TSS_SLOT) {
+    std::int32_t slot = config_.tss_slot;
+    lookup = slot_kind_ + " at thread pointer " + (slot < 0 ? "- " : "+ ") +
+             hex(static_cast<std::uint64_t>(slot < 0 ? -static_cast<std::int64_t>(slot) : slot));
+  }
   return "CPython " + interp_.version.str() + " (" + interp_.version_source + ") in " + interp_.mapped_path +
          ", _PyRuntime at " + hex(interp_.runtime_addr) + ", thread-state lookup: " + lookup +
          ", offsets: " + offsets_source_;

@@ -34,7 +34,9 @@ class PythonProcess {
   const pyebpf_py_proc& bpf_config() const { return config_; }
   Symbolizer& symbolizer() { return symbolizer_; }
   ThreadNames& thread_names() { return thread_names_; }
-  // "CPython 3.11.7 in libpython3.11.so.1.0, offsets row 3.11, thread lookup: TSD slot tp+0x318"
+  // "CPython 3.14.10, /usr/bin/python3.14": the target in messages.
+  std::string name() const;
+  // "CPython 3.11.7 in libpython3.11.so.1.0, offsets row pyenv-3.11.7, thread lookup: TSD slot tp+0x318"
   std::string describe() const;
 
   // Live thread states of the main interpreter (bounded walk from user space).
@@ -43,11 +45,13 @@ class PythonProcess {
  private:
   PythonProcess(pid_t pid, Interpreter interp, OffsetsRow row, std::string offsets_source, TypeAddresses types);
   void validate_layout() const;
+  void validate_object_readers(std::uint64_t interp, const std::string& who, const std::string& hint) const;
 
   ProcessMemory memory_;
   Interpreter interp_;
   OffsetsRow offsets_;  // the table row, with the target's own debug offsets applied (3.13+)
   std::string offsets_source_;
+  std::string slot_kind_;  // where the thread-state slot was found, for describe()
   ObjectReader objects_;
   pyebpf_py_proc config_{};
   Symbolizer symbolizer_;

@@ -47,6 +47,12 @@ void ThreadNames::refresh() {
   objects_.for_each_dict_item(*active, [&](std::uint64_t key, std::uint64_t thread) {
     auto ident = objects_.read_int(key);
     if (!ident) return;
+    // _active maps each Thread's _ident to it: a Thread whose own _ident
+    // reads back differently is read with a layout that does not fit this
+    // build (instance dicts and inline values are not in _Py_DebugOffsets),
+    // and gets no name rather than a wrong one.
+    auto own_ident = objects_.instance_attr(thread, "_ident");
+    if (!own_ident || objects_.read_int(*own_ident) != ident) return;
     auto name_obj = objects_.instance_attr(thread, "_name");
     if (!name_obj) return;
     auto name = objects_.read_str(*name_obj, 256);

@@ -26,14 +26,63 @@ std::string hex(std::uint64_t v) {
 }
 
 std::string who(const python::PythonProcess& python) {
-  return fmt::format("pid {} (CPython {}, {})", python.pid(), python.interpreter().version.str(),
-                     python.interpreter().mapped_path);
+  return fmt::format("pid {} ({})", python.pid(), python.name());
 }
 
 bool collector_calls_callbacks(const python::PyVersion& version) {
   // 3.13 moved the gc.callbacks invocations into gc_collect_main itself;
   // before, gc_collect_with_callback / collect_with_callback wrapped it.
   return version.major == 3 && version.minor >= 13;
+}
+
+std::uint16_t fit(std::uint64_t value, const std::string& name) {
+  if (value >= PYEBPF_NO_OFFSET) throw Error(name + " does not fit the gc tracker's 16-bit offsets");
+  return static_cast<std::uint16_t>(value);
+}
+
+std::uint64_t required_size(const python::OffsetsRow& row, const std::string& type) {
+  auto size = row.size(type);
+  if (!size) throw Error("offsets row " + row.label + " has no sizeof(" + type + ")");
+  return *size;
+}
+
+// The running totals of generation `g`, read the way gc.bpf.c reads them.
+std::optional<pyebpf_gc_gen_stats> read_totals(const python::ProcessMemory& memory, const pyebpf_gc_proc& cfg, int g) {
+  std::uint64_t totals = cfg.gcstate + cfg.stats;
+  if (cfg.stats_pointer) {
+    auto ptr = memory.read_u64(totals);
+    if (!ptr || !*ptr) return std::nullopt;
+    totals = *ptr;
+  }
+  std::uint64_t entry = totals + cfg.gen[g].base;
+  if (cfg.gen[g].index != PYEBPF_NO_OFFSET) {
+    auto index = memory.read_value<std::uint8_t>(entry + cfg.gen[g].index);
+    if (!index || *index >= cfg.gen[g].length) return std::nullopt;
+    entry += std::uint64_t{*index} * cfg.entry_size;
+  }
+  auto collections = memory.read_value<std::int64_t>(entry + cfg.collections);
+  auto collected = memory.read_value<std::int64_t>(entry + cfg.collected);
+  auto uncollectable = memory.read_value<std::int64_t>(entry + cfg.uncollectable);
+  if (!collections || !collected || !uncollectable) return std::nullopt;
+  return pyebpf_gc_gen_stats{*collections, *collected, *uncollectable};
+}
+
+// A generation's list head: a circular doubly-linked list of PyGC_Head
+// ({_gc_next, _gc_prev}; the low two bits of either may be flags), empty when
+// it points at itself. The target changes the young list at every allocation,
+// so one torn read proves nothing: a few tries must see it consistent once.
+bool list_head_is_consistent(const python::ProcessMemory& memory, std::uint64_t head) {
+  constexpr std::uint64_t kFlags = 3;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    auto next = memory.read_u64(head);
+    auto prev = memory.read_u64(head + 8);
+    if (!next || !prev) return false;
+    if (*next == head && *prev == head) return true;
+    auto back = memory.read_u64((*next & ~kFlags) + 8);
+    auto forth = memory.read_u64((*prev & ~kFlags));
+    if (back && forth && (*back & ~kFlags) == head && (*forth & ~kFlags) == head) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -105,28 +154,70 @@ GcHookPlan plan_gc_hooks(const binary::ElfFile& elf, const python::PyVersion& ve
   return plan;
 }
 
+pyebpf_gc_proc gc_totals_layout(const python::OffsetsRow& row) {
+  pyebpf_gc_proc cfg{};
+  cfg.entry_size = fit(required_size(row, "struct gc_generation_stats"), "sizeof(struct gc_generation_stats)");
+  cfg.collections = fit(row.require("gcstats.collections"), "gcstats.collections");
+  cfg.collected = fit(row.require("gcstats.collected"), "gcstats.collected");
+  cfg.uncollectable = fit(row.require("gcstats.uncollectable"), "gcstats.uncollectable");
+  if (auto rings = row.field("gc.stats_rings")) {
+    cfg.stats = fit(*rings, "gc.stats_rings");
+    cfg.stats_pointer = 1;
+    if (row.array_length("gcrings.old") != PYEBPF_GC_GENERATIONS - 1)
+      throw Error("offsets row " + row.label + ": struct gc_stats does not have one old ring per older generation");
+    const std::uint64_t young = row.require("gcrings.young"), old = row.require("gcrings.old");
+    const std::uint64_t young_items = row.require("gcring_young.items"), old_items = row.require("gcring_old.items");
+    const std::uint64_t old_size = required_size(row, "struct gc_old_stats_buffer");
+    cfg.gen[0] = {fit(young + young_items, "gcrings.young"),
+                  fit(row.require("gcring_young.index") - young_items, "gcring_young.index"),
+                  fit(row.array_length("gcring_young.items").value_or(0), "young ring"), 0};
+    for (int g = 1; g < PYEBPF_GC_GENERATIONS; ++g) {
+      cfg.gen[g] = {fit(old + (g - 1) * old_size + old_items, "gcrings.old"),
+                    fit(row.require("gcring_old.index") - old_items, "gcring_old.index"),
+                    fit(row.array_length("gcring_old.items").value_or(0), "old ring"), 0};
+    }
+    return cfg;
+  }
+  cfg.stats = fit(row.require("gc.generation_stats"), "gc.generation_stats");
+  if (row.array_length("gc.generation_stats") != PYEBPF_GC_GENERATIONS)
+    throw Error("offsets row " + row.label + ": generation_stats does not have one entry per generation");
+  for (int g = 0; g < PYEBPF_GC_GENERATIONS; ++g)
+    cfg.gen[g] = {fit(g * cfg.entry_size, "gc.generation_stats"), PYEBPF_NO_OFFSET, 1, 0};
+  return cfg;
+}
+
+void check_gc_state(const python::OffsetsRow& row, const python::ProcessMemory& memory, const pyebpf_gc_proc& cfg) {
+  if (std::find(row.moved_by_target.begin(), row.moved_by_target.end(), "sizeof(struct _gc_runtime_state)") !=
+      row.moved_by_target.end())
+    throw Error("the target's sizeof(struct _gc_runtime_state) (from its _Py_DebugOffsets) differs from offsets row " +
+                row.label + "'s, so its GC state has another layout");
+  // generation0 == &generations[0] in every version that has both.
+  const std::uint64_t generations = cfg.gcstate + row.require("gc.generations");
+  if (auto g0 = row.field("gc.generation0")) {
+    auto value = memory.read_u64(cfg.gcstate + *g0);
+    if (!value || *value != generations)
+      throw Error(fmt::format("gc.generation0 at {} is {}, not &generations[0] = {}", hex(cfg.gcstate + *g0),
+                              value ? hex(*value) : std::string("unreadable"), hex(generations)));
+  }
+  const auto generation_size = required_size(row, "struct gc_generation");
+  for (int g = 0; g < PYEBPF_GC_GENERATIONS; ++g) {
+    if (!list_head_is_consistent(memory, generations + g * generation_size))
+      throw Error(
+          fmt::format("gc.generations[{}] at {} is not a GC list head", g, hex(generations + g * generation_size)));
+    auto totals = read_totals(memory, cfg, g);
+    if (!totals || totals->collections < 0 || totals->collected < 0 || totals->uncollectable < 0 ||
+        totals->collections > (std::int64_t{1} << 40))
+      throw Error(fmt::format(
+          "the totals of generation {} ({}) are {}", g, cfg.stats_pointer ? "gc.stats_rings" : "gc.generation_stats",
+          totals ? fmt::format("collections {}, collected {}", totals->collections, totals->collected)
+                 : std::string("unreadable")));
+  }
+}
+
 pyebpf_gc_proc gc_proc_config(const python::PythonProcess& python) {
   const auto& row = python.offsets();
   const auto& memory = python.objects().memory();
-  const std::string hint = "the GC state layout differs from offsets row " + row.minor + " (derived from " +
-                           row.derived_from + "); please report this build";
-
-  // gc.bpf.c reads struct gc_generation_stats[3] as three {collections,
-  // collected, uncollectable} Py_ssize_t triples.
-  if (row.size("struct gc_generation_stats") != sizeof(pyebpf_gc_gen_stats) ||
-      row.field("gcstats.collections") != offsetof(pyebpf_gc_gen_stats, collections) ||
-      row.field("gcstats.collected") != offsetof(pyebpf_gc_gen_stats, collected) ||
-      row.field("gcstats.uncollectable") != offsetof(pyebpf_gc_gen_stats, uncollectable))
-    throw Error(who(python) + ": struct gc_generation_stats in offsets row " + row.minor +
-                    " is not the {collections, collected, uncollectable} the gc tracker reads",
-                hint);
-
-  pyebpf_gc_proc cfg{};
-  auto fit = [&](std::uint32_t offset, const char* name) {
-    if (offset >= PYEBPF_NO_OFFSET) throw Error(who(python) + ": offset of " + name + " too large for BPF", hint);
-    return static_cast<std::uint16_t>(offset);
-  };
-  cfg.stats = fit(row.require("gc.generation_stats"), "gc.generation_stats");
+  pyebpf_gc_proc cfg = gc_totals_layout(row);
   const std::uint64_t runtime = python.bpf_config().runtime;
   if (auto runtime_gc = row.field("runtime.gc")) {
     // 3.8: one GC state for the whole runtime.
@@ -137,18 +228,14 @@ pyebpf_gc_proc gc_proc_config(const python::PythonProcess& python) {
     cfg.interp_gc = fit(row.require("interp.gc"), "interp.gc");
     cfg.tstate_interp = fit(row.require("tstate.interp"), "tstate.interp");
     auto main = memory.read_u64(runtime + row.require("runtime.interpreters_main"));
-    if (!main || !*main) throw Error(who(python) + ": no main interpreter in _PyRuntime yet", hint);
+    if (!main || !*main) throw Error("no main interpreter in _PyRuntime yet");
     cfg.gcstate = *main + cfg.interp_gc;
   }
-  // Self-check before BPF trusts the address: generation0 points at
-  // generations[0] in every version that has it.
-  if (auto g0 = row.field("gc.generation0")) {
-    auto value = memory.read_u64(cfg.gcstate + *g0);
-    std::uint64_t expected = cfg.gcstate + row.require("gc.generations");
-    if (!value || *value != expected)
-      throw Error(who(python) + ": no GC state at " + hex(cfg.gcstate) + " (generation0 is " +
-                      (value ? hex(*value) : std::string("unreadable")) + ", expected " + hex(expected) + ")",
-                  hint);
+  try {
+    check_gc_state(row, memory, cfg);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (offsets row " + row.label + ")",
+                "please report this build: its GC state layout is not the one pyebpf knows");
   }
   return cfg;
 }
@@ -162,36 +249,28 @@ void GcTracker::start(TrackerContext& ctx) {
 
   struct Planned {
     pid_t pid;
-    std::string binary;  // path pyebpf opens the interpreter by (through /proc/PID/root)
+    std::string binary;  // path pyebpf opens the interpreter by (procfs::open_path)
     std::string who;
     const binary::ElfFile* elf;
     GcHookPlan plan;
     pyebpf_gc_proc config;
   };
   std::vector<Planned> planned;
-  std::vector<std::pair<std::string, std::string>> unusable;  // reason, hint
+  TargetFailures failures;
   for (const auto& target : ctx.targets.all()) {
     if (target.exited) continue;
     auto& python = *target.python;
     const auto& interp = python.interpreter();
-    GcHookPlan plan = plan_gc_hooks(interp.elf, interp.version, choice);
-    if (plan.kind == GcHookPlan::Kind::None) {
-      unusable.emplace_back(who(python) + ": " + plan.missing, plan.hint);
-      continue;
+    try {
+      GcHookPlan plan = plan_gc_hooks(interp.elf, interp.version, choice);
+      if (plan.kind == GcHookPlan::Kind::None) throw Error(plan.missing, plan.hint);
+      planned.push_back(
+          {target.pid, interp.open_path, who(python), &interp.elf, std::move(plan), gc_proc_config(python)});
+    } catch (const Error& e) {
+      failures.add(target.pid, python.name(), e);
     }
-    planned.push_back(
-        {target.pid, interp.open_path, who(python), &interp.elf, std::move(plan), gc_proc_config(python)});
   }
-  if (planned.empty()) {
-    if (unusable.empty()) throw Error("gc: no target process left to trace");
-    // Asked for by name: the run cannot do what was asked. Enabled only as
-    // one of "all trackers": say so loudly and let the others run.
-    if (ctx.named) throw Error("gc: " + unusable.front().first, unusable.front().second);
-  }
-  for (const auto& [reason, hint] : unusable)
-    spdlog::warn("gc: {}; its collections are NOT traced (hint: {})", reason, hint);
-
-  if (planned.empty()) return;
+  failures.settle("gc", planned.size(), ctx.degraded);
 
   skel_ = bpf::Skeleton<gc_bpf>("gc", {gc_bpf__open, gc_bpf__load, gc_bpf__destroy});
   skel_->rodata->targ_min_ns = static_cast<__u64>(options_.min_ms * 1e6);
@@ -264,7 +343,7 @@ void GcTracker::handle(const void* data, std::size_t size) {
 }
 
 std::string GcTracker::summary_line() const {
-  if (!skel_) return "gc: no target process could be traced (see the warnings above)";
+  if (!skel_) return "gc: not started";
   Counters c = read_counters(skel_->maps.counters);
   const std::uint64_t collections = c[PYEBPF_CNT_EVENTS] + c[PYEBPF_CNT_FILTERED] + c[PYEBPF_CNT_RINGBUF_FULL];
   return fmt::format(

@@ -11,6 +11,7 @@
 #include "bpf/ring_buffer.hpp"
 #include "bpf/skeleton.hpp"
 #include "gc.h"
+#include "python/memory.hpp"
 #include "python/offsets.hpp"
 #include "python/version.hpp"
 #include "sinks/record.hpp"
@@ -52,9 +53,20 @@ std::string gc_collector_name(const python::PyVersion& version);
 // ELF's symbols and notes.
 GcHookPlan plan_gc_hooks(const binary::ElfFile& elf, const python::PyVersion& version, GcHookChoice choice);
 
-// Where the target's GC state and per-generation stats are. Checks the
-// offsets row against what the BPF side assumes and against the live
-// process; throws pyebpf::Error naming the mismatch.
+// Where each generation's totals are, from an offsets row (gc.h): an array of
+// struct gc_generation_stats (<= 3.14) or the rings of struct gc_stats (3.15+).
+// Throws pyebpf::Error if the row lacks a field or it does not fit BPF.
+pyebpf_gc_proc gc_totals_layout(const python::OffsetsRow& row);
+
+// The GC state fields are not in _Py_DebugOffsets (3.15 publishes only where
+// the totals are), so before BPF trusts them the row's values are checked
+// against what must hold in the target's GC state at cfg.gcstate: the size of
+// struct _gc_runtime_state the target publishes, generation0 ==
+// &generations[0], every generation head a list head, readable and sane
+// totals. Throws pyebpf::Error naming the field that fails.
+void check_gc_state(const python::OffsetsRow& row, const python::ProcessMemory& memory, const pyebpf_gc_proc& cfg);
+
+// Where the target's GC state and per-generation totals are, checked as above.
 pyebpf_gc_proc gc_proc_config(const python::PythonProcess& python);
 
 struct GcOptions : TrackerOptions {

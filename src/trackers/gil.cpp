@@ -39,7 +39,7 @@ std::string basename(const std::string& path) {
 std::uint16_t gil_field(const python::OffsetsRow& row, std::string_view name, unsigned size) {
   std::uint32_t off = row.require(name);
   if (off % size != 0 || off + size > PYEBPF_GIL_STATE_BYTES)
-    throw Error("CPython " + row.minor + ": " + std::string(name) + " at offset " + std::to_string(off) +
+    throw Error("offsets row " + row.label + ": " + std::string(name) + " at offset " + std::to_string(off) +
                 " is outside the first " + std::to_string(PYEBPF_GIL_STATE_BYTES) + " bytes of the GIL state");
   return static_cast<std::uint16_t>(off);
 }
@@ -74,7 +74,8 @@ std::optional<GilHookPlan> plan_cond_wait(pid_t pid, const python::PythonProcess
   // glibc < 2.34 has it in libpthread, which CPython links before libc: the first that defines it.
   for (const auto& m : native::c_libraries(pid)) {
     try {
-      if (auto plan = plan_in(binary::ElfFile::open(procfs::host_path(pid, m)), m.path)) return plan;
+      if (auto plan = plan_in(binary::ElfFile::open(procfs::open_path(pid, m)), procfs::target_path(pid, m.path)))
+        return plan;
     } catch (const Error& e) {
       spdlog::debug("gil: pid {}: {}", pid, e.what());
     }
@@ -118,7 +119,6 @@ pyebpf_gil_proc make_gil_proc(const python::OffsetsRow& row, std::uint64_t gil_a
 std::uint64_t find_gil(const python::PythonProcess& python) {
   const auto& row = python.offsets();
   const auto& mem = python.objects().memory();
-  const std::string who = "pid " + std::to_string(mem.pid()) + " (CPython " + python.interpreter().version.str() + ")";
   const std::uint64_t runtime = python.interpreter().runtime_addr;
   std::uint64_t gil = 0;
   if (auto off = row.field("runtime.gil")) {
@@ -126,24 +126,38 @@ std::uint64_t find_gil(const python::PythonProcess& python) {
   } else {
     auto main = mem.read_u64(runtime + row.require("runtime.interpreters_main"));
     auto ptr = main && *main ? mem.read_u64(*main + row.require("interp.ceval_gil")) : std::nullopt;
-    if (!ptr || !*ptr) throw Error(who + ": cannot read the main interpreter's GIL pointer (interp->ceval.gil)");
+    if (!ptr || !*ptr) throw Error("cannot read the main interpreter's GIL pointer (interp->ceval.gil)");
     gil = *ptr;
+  }
+  const std::string hint = "its layout differs from offsets row " + row.label + "; please report this build";
+  // 3.14+ publish where the interpreter's own GIL keeps `locked` and
+  // `last_holder` (_Py_DebugOffsets, from the interpreter state): the row's
+  // offsets inside the GIL state must agree.
+  if (auto own = row.field("interp.gil")) {
+    for (const auto& [field, from_interp] :
+         {std::pair{"gil.locked", "interp.gil_locked"}, std::pair{"gil.last_holder", "interp.gil_holder"}}) {
+      auto published = row.field(from_interp);
+      if (published && *published != *own + row.require(field))
+        throw Error(std::string(field) + " is at " + std::to_string(row.require(field)) +
+                        " in the GIL state, but the target's _Py_DebugOffsets put it at " +
+                        std::to_string(*published - *own),
+                    hint);
+    }
   }
   // A GIL in use has a switch interval (µs, sys.getswitchinterval) and is
   // locked or not; anything else means the offsets do not fit this build.
   auto interval = mem.read_u64(gil + row.require("gil.interval"));
   auto locked = mem.read_value<std::int32_t>(gil + row.require("gil.locked"));
   if (!interval || !locked || *interval == 0 || *interval > 3'600'000'000ull || (*locked != 0 && *locked != 1))
-    throw Error(who + ": the GIL state at " + hex(gil) + " does not look like one (interval " +
-                    (interval ? std::to_string(*interval) : "unreadable") + " us, locked " +
+    throw Error("the GIL state at " + hex(gil) + " does not look like one (gil.interval " +
+                    (interval ? std::to_string(*interval) : "unreadable") + " us, gil.locked " +
                     (locked ? std::to_string(*locked) : "unreadable") + ")",
-                "its layout differs from offsets row " + row.minor + "; please report this build");
+                hint);
   return gil;
 }
 
 GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const std::string& requested) {
   const auto& interp = python.interpreter();
-  const std::string who = "pid " + std::to_string(pid);
   // cond_wait first: it sees the same waits as take_gil but is hit only when
   // the GIL is contended (about 2 probe hits per 5 ms of waiting), where
   // take_gil's probes fire on every acquisition (bench/gil: 100x the hits).
@@ -155,15 +169,15 @@ GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const 
       return *plan;
     }
     why_not_cond_wait = std::string("no ") + kCondWait + " found that " + interp.file_name() + " calls";
-    if (requested == "cond_wait") throw Error(who + ": " + why_not_cond_wait, "use --gil-hook take_gil");
+    if (requested == "cond_wait") throw Error(why_not_cond_wait, "use --gil-hook take_gil");
   }
   auto functions = take_gil_functions(interp.elf);
   if (functions.empty()) {
     std::string why = interp.elf.has_symtab() ? interp.file_name() + " has no take_gil symbol (inlined)"
                                               : interp.file_name() + " has no take_gil symbol (stripped: no .symtab)";
-    throw Error(who + ": " + (why_not_cond_wait.empty() ? "" : why_not_cond_wait + ", and ") + why +
-                    "; GIL waits cannot be measured",
-                requested == "take_gil" ? "use --gil-hook auto" : "run without gil in --enable for this process");
+    throw Error(
+        (why_not_cond_wait.empty() ? "" : why_not_cond_wait + ", and ") + why + "; GIL waits cannot be measured",
+        requested == "take_gil" ? "use --gil-hook auto" : "run without gil in --enable for this process");
   }
   GilHookPlan plan;
   plan.hook = PYEBPF_GIL_HOOK_TAKE_GIL;
@@ -171,7 +185,7 @@ GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const 
   plan.shown_binary = interp.mapped_path;
   for (const auto& sym : functions) {
     auto offset = interp.elf.file_offset(sym.value);
-    if (!offset) throw Error(who + ": " + sym.name + " in " + interp.file_name() + " is outside its PT_LOAD segments");
+    if (!offset) throw Error(sym.name + " in " + interp.file_name() + " is outside its PT_LOAD segments");
     plan.entries.push_back(sym);
     plan.offsets.push_back(*offset);
   }
@@ -194,16 +208,22 @@ void GilTracker::start(TrackerContext& ctx) {
   ctx_ = &ctx;
   const GilOptions& o = options_;
 
-  // Plan every target first: a process that cannot be measured fails the
-  // run before anything is loaded.
+  // Plan every target first: a process that cannot be measured is left out
+  // (or fails the tracker, if it is the only one) before anything is loaded.
   std::vector<std::pair<pid_t, GilHookPlan>> plans;
   std::vector<std::pair<pid_t, pyebpf_gil_proc>> procs;
+  TargetFailures failures;
   for (const auto& t : ctx.targets.all()) {
     if (t.exited) continue;
-    GilHookPlan plan = plan_gil_hook(t.pid, *t.python, o.hook);
-    procs.emplace_back(t.pid, make_gil_proc(t.python->offsets(), find_gil(*t.python), plan.hook));
-    plans.emplace_back(t.pid, std::move(plan));
+    try {
+      GilHookPlan plan = plan_gil_hook(t.pid, *t.python, o.hook);
+      procs.emplace_back(t.pid, make_gil_proc(t.python->offsets(), find_gil(*t.python), plan.hook));
+      plans.emplace_back(t.pid, std::move(plan));
+    } catch (const Error& e) {
+      failures.add(t.pid, t.python->name(), e);
+    }
   }
+  failures.settle("gil", plans.size(), ctx.degraded);
   auto uses = [&](pyebpf_gil_hook hook) {
     return std::any_of(plans.begin(), plans.end(), [&](const auto& p) { return p.second.hook == hook; });
   };

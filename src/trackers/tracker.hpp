@@ -13,6 +13,7 @@
 #include "pyebpf/fd.hpp"
 #include "python/process.hpp"
 #include "sinks/sink.hpp"
+#include "trackers/degradations.hpp"
 #include "util/clock.hpp"
 
 namespace pyebpf::trackers {
@@ -54,15 +55,15 @@ struct TrackerContext {
   const bpf::SharedMaps& shared_maps;
   sinks::Sink& sink;
   const WallClock& clock;
-  // Named on --enable (rather than enabled as one of all): a tracker that
-  // cannot do its job then fails the run instead of warning.
-  bool named = false;
+  Degradations& degraded;
 };
 
 // One tracker = one BPF object + this class. Lifecycle: start() opens the
-// skeleton, sets rodata, reuses shared maps, loads and attaches (throwing
-// pyebpf::Error with the hook and errno on failure); then the runner calls
-// consume() whenever one of wait_fds() is readable, and once more at the end.
+// skeleton, sets rodata, reuses shared maps, loads and attaches; a target it
+// cannot trace goes to ctx.degraded, and it throws pyebpf::Error (with the
+// hook and errno) only when it can trace no target at all, which the runner
+// records the same way. Then the runner calls consume() whenever one of
+// wait_fds() is readable, and once more at the end.
 class Tracker {
  public:
   virtual ~Tracker() = default;

@@ -41,9 +41,19 @@ TEST(CliE2E, EverySupportedPythonOnThisMachineIsTested) {
   for (const auto& entry : std::filesystem::directory_iterator(root + "/versions", ec)) {
     std::smatch m;
     std::string name = entry.path().filename().string();
-    static const std::regex supported(R"(3\.(8|9|10|11|12|13)\.\d+)");
+    static const std::regex supported(R"(3\.(8|9|10|11|12|13|14|15)\.\d+)");
     if (!std::regex_match(name, m, supported)) continue;
     EXPECT_NE(std::find(tested.begin(), tested.end(), "pyenv-" + name), tested.end()) << name << " was skipped";
+  }
+  // Debian sid's own builds, which tools/install-deps puts on every test
+  // machine, in a container-style root and by plain chroot.
+  EXPECT_TRUE(std::filesystem::exists(sid_root() + "/.pyebpf-sid-root"))
+      << sid_root() << " is missing: run tools/install-deps (tools/install-sid-root)";
+  for (int minor : kSidMinors) {
+    for (const char* setup : {"container", "chroot"}) {
+      std::string label = "sid-3." + std::to_string(minor) + "-" + setup;
+      EXPECT_NE(std::find(tested.begin(), tested.end(), label), tested.end()) << label << " was skipped";
+    }
   }
   std::string list;
   for (const auto& t : tested) list += " " + t;

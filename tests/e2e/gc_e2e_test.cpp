@@ -15,10 +15,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-bool is_debian(const PythonBuild& build) {
-  return build.label.rfind("debian", 0) == 0;
-}
-
 // Where the hooked span lies relative to the gc.callbacks window the
 // workload measures. Both use CLOCK_MONOTONIC (time.perf_counter and
 // bpf_ktime_get_ns), so the containment is exact:
@@ -28,7 +24,7 @@ bool is_debian(const PythonBuild& build) {
 //    the window, and longer by whatever the callbacks wait for (the GIL, when
 //    another thread wants it: Python code in a callback can drop it).
 bool callbacks_inside(const PythonBuild& build) {
-  return !is_debian(build) && build.minor >= 13;
+  return !build.distro && build.minor >= 13;
 }
 
 // Collections during which the thread never left its CPU, judged from its
@@ -144,9 +140,9 @@ TEST_P(GcE2E, SeesEveryCollectionWithGenerationCountsAndDuration) {
     ASSERT_EQ(e.at("generation"), r.at("generation"));
     ASSERT_EQ(e.at("collected"), r.at("collected"));
     EXPECT_EQ(e.at("uncollectable"), r.at("uncollectable"));
-    EXPECT_EQ(e.at("tid"), r.at("tid"));
+    EXPECT_EQ(e.at("container_tid"), r.at("tid"));
     EXPECT_EQ(e.at("thread_name"), r.at("thread"));
-    EXPECT_EQ(e.at("container_pid"), run.pid);
+    EXPECT_EQ(e.at("container_pid"), ns_pid(run.pid));
     EXPECT_EQ(e.at("ts"), e.at("start_time"));
     EXPECT_LE(e.at("start_time").get<std::string>(), e.at("end_time").get<std::string>());
     generations.insert(r.at("generation").get<int>());
@@ -172,9 +168,8 @@ TEST_P(GcE2E, SeesEveryCollectionWithGenerationCountsAndDuration) {
 
   const std::string& err = run.err;
   const std::string hook =
-      is_debian(GetParam())
-          ? "USDT python:gc__start"
-          : "uprobe + uretprobe on " + std::string(GetParam().minor <= 9 ? "collect" : "gc_collect_main");
+      GetParam().distro ? "USDT python:gc__start"
+                        : "uprobe + uretprobe on " + std::string(GetParam().minor <= 9 ? "collect" : "gc_collect_main");
   EXPECT_NE(err.find("gc: pid " + std::to_string(run.pid) + " (CPython "), std::string::npos) << err;
   EXPECT_NE(err.find(hook), std::string::npos) << err;
   EXPECT_EQ(summary_count(err, "lost"), 0) << err;
@@ -299,7 +294,7 @@ TEST_P(GcE2E, PyStackCanBeTurnedOff) {
 
 TEST_P(GcE2E, ForcingAHookTheBuildLacksFailsWithTheReason) {
   Workload workload(GetParam(), "gc_pauses.py", {"0"});
-  const bool debian = is_debian(GetParam());
+  const bool debian = GetParam().distro;
   auto r = run_pyebpf(args(workload.pid(), {"--gc-hook", debian ? "uprobe" : "usdt", "--duration", "5"}));
   EXPECT_NE(r.status, 0) << r.err;
   const std::string reason = debian ? "no symbol gc_collect_main (.symtab stripped)"

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 namespace pyebpf::e2e {
@@ -70,8 +71,20 @@ std::vector<PythonBuild> test_pythons(int min_minor, int max_minor) {
     if (fs::exists(exe)) out.push_back({"pyenv-" + name, exe, minor});
   }
   if (11 >= min_minor && 11 <= max_minor && fs::exists("/usr/bin/python3.11"))
-    out.push_back({"debian-3.11", "/usr/bin/python3.11", 11});
+    out.push_back({"debian-3.11", "/usr/bin/python3.11", 11, true});
+  for (int minor : kSidMinors) {
+    const std::string path = "/usr/bin/python3." + std::to_string(minor);
+    if (minor < min_minor || minor > max_minor || !fs::exists(sid_root() + path)) continue;
+    const std::string label = "sid-3." + std::to_string(minor);
+    out.push_back({label + "-container", path, minor, true, RootSetUp::Container, sid_root()});
+    out.push_back({label + "-chroot", path, minor, true, RootSetUp::Chroot, sid_root()});
+  }
   return out;
+}
+
+std::string sid_root() {
+  const char* env = std::getenv("PYEBPF_SID_ROOT");
+  return env ? env : "/var/cache/pyebpf/sid";
 }
 
 std::string build_test_name(const PythonBuild& build) {
@@ -229,11 +242,12 @@ const std::string& Child::stderr_text() {
 
 namespace {
 
-// The first descendant of `pid` (itself included) running `exe`.
+// The first descendant of `pid` (itself included) running `exe` (a path
+// from this process's root; /proc/PID/exe leads to the file whatever root
+// the process has).
 pid_t find_process_running(pid_t pid, const std::string& exe) {
   std::error_code ec;
-  if (fs::equivalent(fs::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec), fs::canonical(exe, ec), ec))
-    return pid;
+  if (fs::equivalent("/proc/" + std::to_string(pid) + "/exe", exe, ec)) return pid;
   std::ifstream children("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
   pid_t child;
   while (children >> child) {
@@ -242,20 +256,51 @@ pid_t find_process_running(pid_t pid, const std::string& exe) {
   return -1;
 }
 
+// The workloads as a target in `root` sees them: copied into the root (the
+// same for both set-ups, and the chroot shares pyebpf's mount namespace).
+// Each file is replaced by rename, so a concurrent test never reads half a file.
+std::string workloads_in(const std::string& root) {
+  const std::string dir = "/pyebpf-workloads";
+  static std::set<std::string> done;
+  if (done.insert(root).second) {
+    fs::create_directories(root + dir);
+    for (const auto& entry : fs::directory_iterator(PYEBPF_WORKLOADS_DIR)) {
+      if (entry.path().extension() != ".py") continue;
+      const std::string target = root + dir + "/" + entry.path().filename().string();
+      const std::string tmp = target + ".tmp" + std::to_string(getpid());
+      fs::copy_file(entry.path(), tmp, fs::copy_options::overwrite_existing);
+      fs::rename(tmp, target);
+    }
+  }
+  return dir;
+}
+
+std::vector<std::string> workload_argv(const PythonBuild& python, const std::string& script,
+                                       const std::vector<std::string>& launcher) {
+  std::vector<std::string> argv = launcher;
+  if (python.setup == RootSetUp::Host) {
+    argv.insert(argv.end(), {python.path, "-u", workload_path(script)});
+  } else {
+    const char* mode = python.setup == RootSetUp::Container ? "container" : "chroot";
+    argv.insert(argv.end(),
+                {PYEBPF_IN_ROOT, mode, python.root, "--", python.path, "-u", workloads_in(python.root) + "/" + script});
+  }
+  return argv;
+}
+
 }  // namespace
 
 Workload::Workload(const PythonBuild& python, const std::string& script, const std::vector<std::string>& args,
                    const std::vector<std::string>& launcher)
     : child_([&] {
-        std::vector<std::string> argv = launcher;
-        argv.insert(argv.end(), {python.path, "-u", workload_path(script)});
+        std::vector<std::string> argv = workload_argv(python, script, launcher);
         argv.insert(argv.end(), args.begin(), args.end());
         return argv;
       }()) {
   auto line = child_.wait_for_line("READY ", std::chrono::seconds(30));
   if (!line) throw std::runtime_error("workload " + script + " never became ready: " + child_.stderr_text());
   ready_ = Json::parse(*line);
-  pid_ = launcher.empty() ? child_.pid() : find_process_running(child_.pid(), python.path);
+  pid_ = find_process_running(child_.pid(), python.host_path());
   if (pid_ <= 0) throw std::runtime_error("cannot find the Python process of workload " + script);
 }
 
@@ -340,9 +385,20 @@ std::vector<Json> Pyebpf::events(const std::string& metric) const {
 std::vector<Json> of_tid(const std::vector<Json>& events, long tid) {
   std::vector<Json> out;
   for (const auto& e : events) {
-    if (e.at("tid").get<long>() == tid) out.push_back(e);
+    if (e.at("container_tid").get<long>() == tid) out.push_back(e);
   }
   return out;
+}
+
+long ns_pid(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  long last = pid;
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("NSpid:", 0) != 0) continue;
+    std::istringstream ids(line.substr(6));
+    for (long id; ids >> id;) last = id;
+  }
+  return last;
 }
 
 RunResult run_pyebpf(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {

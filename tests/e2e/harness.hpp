@@ -16,18 +16,29 @@ namespace pyebpf::e2e {
 
 using Json = nlohmann::json;
 
+// Where a target runs: in the host's root, or in the Debian sid root
+// (tools/install-sid-root) container-style (own mount and pid namespace,
+// pivot_root, own /proc) or by plain chroot (pyebpf's mount namespace).
+enum class RootSetUp { Host, Container, Chroot };
+
 // An interpreter the suites run against.
 struct PythonBuild {
-  std::string label;  // "pyenv-3.11.7", "debian-3.11.2"
-  std::string path;   // the python executable
-  int minor = 0;      // 3.<minor>
+  std::string label;    // "pyenv-3.11.7", "debian-3.11", "sid-3.14-container"
+  std::string path;     // the python executable, as the target sees it
+  int minor = 0;        // 3.<minor>
+  bool distro = false;  // a Debian package: stripped, statically linked, USDT probes
+  RootSetUp setup = RootSetUp::Host;
+  std::string root;                                      // the target's root directory unless Host
+  std::string host_path() const { return root + path; }  // the executable from pyebpf's side
 };
 
+// The Debian sid root the suites run distro builds in, and the minors it has.
+std::string sid_root();
+constexpr int kSidMinors[] = {13, 14, 15};
+
 // The interpreters present on this machine among those pyebpf supports,
-// restricted to minors in [min_minor, max_minor]. Prints the list once.
-std::vector<PythonBuild> test_pythons(int min_minor = 8, int max_minor = 13);
-// Supported interpreters the machine has but test_pythons() could not use.
-std::vector<std::string> skipped_pythons();
+// restricted to minors in [min_minor, max_minor]; the sid root's in both set-ups.
+std::vector<PythonBuild> test_pythons(int min_minor = 8, int max_minor = 15);
 
 // gtest parameter name: "pyenv_3_11_7".
 std::string build_test_name(const PythonBuild& build);
@@ -119,8 +130,12 @@ class Pyebpf {
   std::optional<int> status_;
 };
 
-// The events of one thread (host tid).
+// The events of one thread, by its tid as the target sees it (what the
+// workloads report: the host tid, or the one in the container's pid namespace).
 std::vector<Json> of_tid(const std::vector<Json>& events, long tid);
+
+// The pid of `pid` in its own (innermost) pid namespace: what the target sees as its pid.
+long ns_pid(pid_t pid);
 
 // Runs pyebpf to completion (for error cases): exit status and stderr.
 struct RunResult {

@@ -59,7 +59,7 @@ bool has_frame_like(const Json& stack, const std::string& part) {
 std::vector<Json> waits_of(const std::vector<Json>& events, const Json& truth, const WaitKind& kind) {
   std::vector<Json> out;
   for (const auto& e : events) {
-    if (e.at("tid") == truth.at("tid") && leaf_function(e.at("py_stack")) == kind.function) out.push_back(e);
+    if (e.at("container_tid") == truth.at("tid") && leaf_function(e.at("py_stack")) == kind.function) out.push_back(e);
   }
   std::sort(out.begin(), out.end(), [](const Json& a, const Json& b) { return a.at("ts_us") < b.at("ts_us"); });
   return out;
@@ -299,12 +299,12 @@ TEST_P(OffCpuE2E, CpuBoundThreadHasNoOffCpuEvents) {
     EXPECT_GT(t->at("cpu_s").get<double>(), 0.05) << "the spinner did not get the CPU";
     for (const auto& e : per_event.events("off_cpu")) {
       if (e.at("ts_us").get<std::int64_t>() < steady_us) continue;
-      EXPECT_NE(e.at("tid").get<long>(), tid) << e.dump();
+      EXPECT_NE(e.at("container_tid").get<long>(), tid) << e.dump();
     }
     double runq_ms = 0;
     std::uint64_t preemptions = 0;
     for (const auto& r : aggregated.events("off_cpu")) {
-      if (r.at("tid").get<long>() != tid || r.at("ts_us").get<std::int64_t>() < steady_us) continue;
+      if (r.at("container_tid").get<long>() != tid || r.at("ts_us").get<std::int64_t>() < steady_us) continue;
       EXPECT_EQ(r.at("prev_state"), "R") << r.dump();
       EXPECT_EQ(r.at("off_cpu_ms"), 0.0) << r.dump();
       EXPECT_TRUE(r.at("kernel_stack").empty());

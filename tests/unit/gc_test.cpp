@@ -4,11 +4,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 
 #include "binary/elf_file.hpp"
 #include "btf_layout.hpp"
 #include "gc.skel.h"
+#include "pyebpf/error.hpp"
+#include "python/offsets.hpp"
+#include "row_names.hpp"
 #include "sinks/capture_sink.hpp"
 #include "test_support.hpp"
 #include "trackers/gc.hpp"
@@ -233,10 +237,122 @@ TEST(GcStructs, MatchTheEmbeddedObject) {
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, tstate_interp);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, interp_gc);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, stats);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, stats_pointer);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, entry_size);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, collections);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, collected);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, uncollectable);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, gen);
+
+  EXPECT_SAME_SIZE(t, pyebpf_gc_gen);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen, base);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen, index);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen, length);
 
   EXPECT_SAME_SIZE(t, pyebpf_gc_gen_stats);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen_stats, collected);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen_stats, uncollectable);
+}
+
+// The GC state checks, on a GC state laid out in this process's memory the
+// way a row says (read back through process_vm_readv, as from a target).
+class GcStateCheck : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    row = python::embedded_row(GetParam());
+    ASSERT_EQ(row.label, GetParam());
+    state.assign(*row.size("struct _gc_runtime_state"), 0);
+    cfg = gc_totals_layout(row);
+    cfg.gcstate = addr(state);
+    const std::uint64_t generations = cfg.gcstate + row.require("gc.generations");
+    for (int g = 0; g < PYEBPF_GC_GENERATIONS; ++g) {  // empty lists point at themselves
+      std::uint64_t head = generations + g * *row.size("struct gc_generation");
+      put(state, head - cfg.gcstate, head);
+      put(state, head - cfg.gcstate + 8, head);
+    }
+    put(state, row.require("gc.generation0"), generations);
+    if (cfg.stats_pointer) {
+      rings.assign(*row.size("struct gc_stats"), 0);
+      put(state, cfg.stats, addr(rings));
+    }
+    // Generation 1 collected twice, 7 objects found.
+    totals_at(1)[0] = 2;
+    totals_at(1)[1] = 7;
+  }
+  static std::uint64_t addr(std::vector<std::uint8_t>& v) { return reinterpret_cast<std::uint64_t>(v.data()); }
+  static void put(std::vector<std::uint8_t>& v, std::uint64_t at, std::uint64_t value) {
+    std::memcpy(v.data() + at, &value, 8);
+  }
+  // {collections, collected, uncollectable} of generation g's newest entry.
+  std::int64_t* totals_at(int g) {
+    std::uint8_t* base = cfg.stats_pointer ? rings.data() : state.data() + cfg.stats;
+    std::uint8_t* entry = base + cfg.gen[g].base;
+    if (cfg.gen[g].index != PYEBPF_NO_OFFSET) entry += entry[cfg.gen[g].index] * cfg.entry_size;
+    return reinterpret_cast<std::int64_t*>(entry + cfg.collections);
+  }
+  std::string failure() {
+    try {
+      check_gc_state(row, self, cfg);
+      return "";
+    } catch (const Error& e) {
+      return e.what();
+    }
+  }
+
+  python::OffsetsRow row;
+  std::vector<std::uint8_t> state, rings;
+  pyebpf_gc_proc cfg{};
+  python::ProcessMemory self{getpid()};
+};
+
+TEST_P(GcStateCheck, AStateLaidOutAsTheRowSaysPasses) {
+  EXPECT_EQ(failure(), "");
+}
+
+TEST_P(GcStateCheck, WrongGeneration0NamesTheField) {
+  put(state, row.require("gc.generation0"), cfg.gcstate + row.require("gc.generations") + 4);
+  EXPECT_NE(failure().find("gc.generation0"), std::string::npos) << failure();
+}
+
+TEST_P(GcStateCheck, GenerationThatIsNoListHeadNamesTheField) {
+  std::uint64_t head = cfg.gcstate + row.require("gc.generations") + 2 * *row.size("struct gc_generation");
+  put(state, head - cfg.gcstate, 0x10);  // a pointer to nothing readable
+  EXPECT_NE(failure().find("gc.generations[2]"), std::string::npos) << failure();
+}
+
+TEST_P(GcStateCheck, ImpossibleTotalsNameWhereTheyWereRead) {
+  totals_at(2)[0] = -5;
+  EXPECT_NE(failure().find(cfg.stats_pointer ? "gc.stats_rings" : "gc.generation_stats"), std::string::npos)
+      << failure();
+}
+
+TEST_P(GcStateCheck, AStateOfAnotherSizeIsRefused) {
+  row.moved_by_target.push_back("sizeof(struct _gc_runtime_state)");
+  EXPECT_NE(failure().find("sizeof(struct _gc_runtime_state)"), std::string::npos) << failure();
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, GcStateCheck, ::testing::ValuesIn(python::kRowsWithDebugOffsets),
+                         [](const auto& info) { return python::row_test_name(info.param); });
+
+// 3.15+: an index byte past its ring's end.
+class GcRingCheck : public GcStateCheck {};
+
+TEST_P(GcRingCheck, IndexPastTheRingIsRefused) {
+  ASSERT_EQ(cfg.stats_pointer, 1);
+  rings[cfg.gen[1].base + cfg.gen[1].index] = static_cast<std::uint8_t>(cfg.gen[1].length);
+  EXPECT_NE(failure().find("generation 1 (gc.stats_rings)"), std::string::npos) << failure();
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, GcRingCheck, ::testing::Values("debian-3.15.2-1"));
+
+TEST(GcStateCheck315, RingsOfTheYoungAndTheTwoOldGenerations) {
+  python::OffsetsRow row = python::embedded_row("debian-3.15.2-1");
+  ASSERT_TRUE(row.field("gc.stats_rings"));
+  pyebpf_gc_proc cfg = gc_totals_layout(row);
+  EXPECT_EQ(cfg.stats_pointer, 1);
+  EXPECT_EQ(cfg.gen[0].length, 11);
+  EXPECT_EQ(cfg.gen[1].length, 3);
+  EXPECT_EQ(cfg.gen[2].base - cfg.gen[1].base, *row.size("struct gc_old_stats_buffer"));
 }
 
 }  // namespace

@@ -25,10 +25,9 @@ namespace pyebpf {
 namespace {
 
 TEST(GilProc, EverySupportedVersionHasItsGilFieldsWhereBpfReadsThem) {
-  const auto& table = python::OffsetsTable::embedded();
-  for (const auto& minor : table.minors()) {
-    const auto* row = table.find(3, std::stoi(minor.substr(2)));
-    ASSERT_NE(row, nullptr) << minor;
+  for (const auto& r : python::OffsetsTable::embedded().rows()) {
+    const auto* row = &r;
+    const std::string& minor = row->label;
     pyebpf_gil_proc p = trackers::make_gil_proc(*row, 0x1000, PYEBPF_GIL_HOOK_COND_WAIT);
     EXPECT_EQ(p.gil, 0x1000u);
     EXPECT_EQ(p.cond, 0x1000u + row->require("gil.cond")) << minor;
@@ -37,7 +36,7 @@ TEST(GilProc, EverySupportedVersionHasItsGilFieldsWhereBpfReadsThem) {
     EXPECT_EQ(p.hook, PYEBPF_GIL_HOOK_COND_WAIT);
     // 3.12 moved the GIL under the interpreter (gh-104812): only there does
     // BPF check which interpreter a waiter belongs to.
-    bool per_interpreter = minor == "3.12" || minor == "3.13";
+    bool per_interpreter = row->python.minor >= 12;
     EXPECT_EQ(p.tstate_interp != PYEBPF_NO_OFFSET, per_interpreter) << minor;
     EXPECT_EQ(p.interp_ceval_gil != PYEBPF_NO_OFFSET, per_interpreter) << minor;
   }

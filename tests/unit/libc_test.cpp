@@ -41,7 +41,7 @@ TEST(LibcTest, FindsTheFunctionsThisProcessCallsAtTheirFileOffsets) {
       if (f.name != name || f.mapped_path != holder->path) continue;
       ++found;
       EXPECT_EQ(f.offset, file_offset) << "file offset of the bound function";
-      EXPECT_EQ(f.open_path, procfs::host_path(getpid(), *holder));
+      EXPECT_EQ(f.open_path, procfs::open_path(getpid(), *holder));
     }
     EXPECT_EQ(found, 1);
   }

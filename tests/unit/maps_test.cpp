@@ -2,7 +2,10 @@
 #include "procfs/maps.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
+
+#include <filesystem>
 
 #include "pyebpf/error.hpp"
 
@@ -21,6 +24,8 @@ TEST(MapsTest, ParsesFileBackedAnonymousAndDeletedMappings) {
   ASSERT_EQ(maps.size(), 5u);
 
   EXPECT_EQ(maps[0].start, 0x400000u);
+  EXPECT_EQ(maps[0].dev, makedev(0xfd, 0));
+  EXPECT_EQ(maps[1].dev, makedev(8, 1));
   EXPECT_EQ(maps[0].end, 0x425000u);
   EXPECT_EQ(maps[0].path, "/usr/bin/python3.11");
   EXPECT_EQ(maps[0].inode, 1311267u);
@@ -37,13 +42,32 @@ TEST(MapsTest, ParsesFileBackedAnonymousAndDeletedMappings) {
 
   EXPECT_TRUE(maps[4].deleted);
   EXPECT_EQ(maps[4].path, "/tmp/old.so");
-  EXPECT_EQ(host_path(1234, maps[4]), "/proc/1234/map_files/7f0000000000-7f0000001000");
-  EXPECT_EQ(host_path(1234, maps[0]), "/proc/1234/root/usr/bin/python3.11");
+  EXPECT_EQ(open_path(1234, maps[4]), "/proc/1234/map_files/7f0000000000-7f0000001000")
+      << "a deleted file is only reachable as the mapping";
 }
 
-TEST(MapsTest, ReadsOwnMaps) {
+TEST(MapsTest, OpensTheMappedFileWhereverItsPathLeads) {
   auto maps = read_maps(getpid());
-  EXPECT_FALSE(maps.empty());
+  ASSERT_FALSE(maps.empty());
+  const std::string self = "/proc/" + std::to_string(getpid());
+  const Mapping* exe = nullptr;
+  for (const auto& m : maps) {
+    if (m.file_backed() && m.executable() && m.path == std::filesystem::read_symlink("/proc/self/exe").string())
+      exe = &m;
+  }
+  ASSERT_NE(exe, nullptr);
+  EXPECT_EQ(open_path(getpid(), *exe), self + "/root" + exe->path) << "the host's own file, checked by inode";
+  EXPECT_EQ(file_id(open_path(getpid(), *exe)), (FileId{exe->dev, exe->inode}));
+
+  // A path that leads to another file (what /proc/PID/root/<host path> gives
+  // for a process in a plain chroot) is not taken: the mapping is opened.
+  Mapping moved = *exe;
+  moved.path = "/etc/hostname";
+  EXPECT_EQ(open_path(getpid(), moved).rfind(self + "/map_files/", 0), 0u) << open_path(getpid(), moved);
+  if (geteuid() == 0) {  // following map_files links takes CAP_SYS_ADMIN (pyebpf runs as root)
+    EXPECT_EQ(file_id(open_path(getpid(), moved)), (FileId{exe->dev, exe->inode}));
+  }
+  EXPECT_EQ(target_path(getpid(), exe->path), exe->path) << "not chrooted";
 }
 
 TEST(MapsTest, MissingProcessIsAClearError) {

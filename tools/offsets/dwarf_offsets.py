@@ -1,11 +1,16 @@
 # Runs inside gdb's embedded Python (see tools/gen-offsets, which builds the
 # command line).  It reads CPython struct layouts out of the DWARF of each
-# given libpython and writes offsets/cpython.json.  pyebpf itself never runs
-# Python; this only runs when the table is regenerated.
+# given build (a pyenv libpython, or a Debian interpreter with the DWARF its
+# python3.X-dbg package ships) and writes offsets/cpython.json, one row per
+# build.  pyebpf itself never runs Python; this only runs when the table is
+# regenerated.
 #
 # Invocation (done by tools/gen-offsets), inputs in the environment:
-#   GEN_OFFSETS_OUT=/tmp/x.json GEN_OFFSETS_PYENV_ROOT=~/.pyenv \
-#   GEN_OFFSETS_BUILDS="3.8=3.8.18 3.9=3.9.18 ..." gdb -nx -batch -x dwarf_offsets.py
+#   GEN_OFFSETS_OUT=/tmp/x.json GEN_OFFSETS_BUILDS=/tmp/builds.json \
+#   gdb -nx -batch -x dwarf_offsets.py
+# where builds.json lists {"label", "minor", "python", "path", "file",
+# "source", "debug_dir"} per build (debug_dir: where gdb finds separate DWARF,
+# "" when the file carries its own).
 #
 # Every number in the output comes from the DWARF or from the ELF's data; the
 # script holds names only.  A name that a build's DWARF lacks is omitted from
@@ -29,6 +34,10 @@ def is_struct(tag):
 
 def is_pointer(t):
     return t.strip_typedefs().code == gdb.TYPE_CODE_PTR
+
+
+def is_array(t):
+    return t.strip_typedefs().code == gdb.TYPE_CODE_ARRAY
 
 
 def is_pointer_to(tag):
@@ -72,6 +81,7 @@ FIELDS = {
     "interp.next": [("PyInterpreterState.next", is_pointer_to("_is"))],
     "interp.threads_head": ["PyInterpreterState.threads.head",
                             "PyInterpreterState.tstate_head"],
+    "interp.threads_main": ["PyInterpreterState.threads.main"],
     "interp.modules": ["PyInterpreterState.imports.modules",
                        "PyInterpreterState.modules"],
     "interp.gc": ["PyInterpreterState.gc"],
@@ -79,12 +89,26 @@ FIELDS = {
     "interp.ceval_gil": [("PyInterpreterState.ceval.gil", is_pointer)],
     # ... which by default is the one embedded in the interpreter.
     "interp.gil": [("PyInterpreterState._gil", is_struct("_gil_runtime_state"))],
+    # The same two GIL fields measured from the interpreter (3.14+ publish
+    # them in _Py_DebugOffsets), to check gil.locked / gil.last_holder.
+    "interp.gil_locked": ["PyInterpreterState._gil.locked"],
+    "interp.gil_holder": ["PyInterpreterState._gil.last_holder"],
     "gc.collecting": ["struct _gc_runtime_state.collecting"],
     # The gc tracker: per-generation totals CPython bumps once per collection
     # (gc.get_stats()), and generation0 == &generations[0], a self-check.
     "gc.generations": ["struct _gc_runtime_state.generations"],
     "gc.generation0": ["struct _gc_runtime_state.generation0"],
-    "gc.generation_stats": ["struct _gc_runtime_state.generation_stats"],
+    # <= 3.14: the totals are an array in the GC state ...
+    "gc.generation_stats": [("struct _gc_runtime_state.generation_stats", is_array)],
+    # ... 3.15: it points at struct gc_stats, one ring of running totals per
+    # generation (young, old[0], old[1]); ring.index is the newest entry.
+    "gc.stats_rings": [("struct _gc_runtime_state.generation_stats", is_pointer)],
+    "gcrings.young": ["struct gc_stats.young"],
+    "gcrings.old": ["struct gc_stats.old"],
+    "gcring_young.items": ["struct gc_young_stats_buffer.items"],
+    "gcring_young.index": ["struct gc_young_stats_buffer.index"],
+    "gcring_old.items": ["struct gc_old_stats_buffer.items"],
+    "gcring_old.index": ["struct gc_old_stats_buffer.index"],
     "gcstats.collections": ["struct gc_generation_stats.collections"],
     "gcstats.collected": ["struct gc_generation_stats.collected"],
     "gcstats.uncollectable": ["struct gc_generation_stats.uncollectable"],
@@ -143,7 +167,14 @@ SIZES = ["_PyRuntimeState", "PyInterpreterState", "PyThreadState",
          GIL, "PyASCIIObject", "PyCompactUnicodeObject", "PyBytesObject",
          "PyDictKeyEntry", "PyDictUnicodeEntry", "PyObject", "PyVarObject",
          "PyLongObject", "PyTypeObject", "PyHeapTypeObject",
-         "struct gc_generation_stats"]
+         "struct _gc_runtime_state", "struct gc_generation",
+         "struct gc_generation_stats",
+         "struct gc_stats", "struct gc_young_stats_buffer",
+         "struct gc_old_stats_buffer"]
+
+# Element counts of arrays, by logical field (whose candidates name them).
+ARRAYS = ["gc.generations", "gc.generation_stats", "gcrings.old",
+          "gcring_young.items", "gcring_old.items"]
 
 # Bitfields inside PyASCIIObject.state; positions are relative to "state".
 BITS = {"unicode.state." + b: "PyASCIIObject.state." + b
@@ -172,10 +203,13 @@ DEBUG_OFFSETS = {
     "runtime.interpreters_head": "runtime_state.interpreters_head",
     "interp.next": "interpreter_state.next",
     "interp.threads_head": "interpreter_state.threads_head",
+    "interp.threads_main": "interpreter_state.threads_main",
     "interp.gc": "interpreter_state.gc",
     "interp.modules": "interpreter_state.imports_modules",
     "interp.ceval_gil": "interpreter_state.ceval_gil",
     "interp.gil": "interpreter_state.gil_runtime_state",
+    "interp.gil_locked": "interpreter_state.gil_runtime_state_locked",
+    "interp.gil_holder": "interpreter_state.gil_runtime_state_holder",
     "tstate.prev": "thread_state.prev",
     "tstate.next": "thread_state.next",
     "tstate.interp": "thread_state.interp",
@@ -196,6 +230,9 @@ DEBUG_OFFSETS = {
     "object.type": "pyobject.ob_type",
     "type.name": "type_object.tp_name",
     "type.flags": "type_object.tp_flags",
+    "type.basicsize": "type_object.tp_basicsize",
+    "type.dictoffset": "type_object.tp_dictoffset",
+    "heaptype.cached_keys": "heap_type_object.ht_cached_keys",
     "tuple.items": "tuple_object.ob_item",
     "list.items": "list_object.ob_item",
     "dict.keys": "dict_object.ma_keys",
@@ -208,7 +245,11 @@ DEBUG_OFFSETS = {
     "unicode.state": "unicode_object.state",
     "unicode.length": "unicode_object.length",
     "gc.collecting": "gc.collecting",
+    "gc.stats_rings": "gc.generation_stats",
     "size:_PyRuntimeState": "runtime_state.size",
+    "size:struct _gc_runtime_state": "gc.size",
+    "size:struct gc_stats": "gc.generation_stats_size",
+    "size:PyCompactUnicodeObject": "unicode_object.compactunicodeobject_size",
     "size:PyInterpreterState": "interpreter_state.size",
     "size:PyThreadState": "thread_state.size",
     "size:_PyInterpreterFrame": "interpreter_frame.size",
@@ -297,29 +338,38 @@ def version_hex(python):
     return (major << 24) | (minor << 16) | (micro << 8) | 0xF0
 
 
-def row_for(pyenv_root, minor, python):
-    rel = os.path.join("versions", python, "lib", "libpython%s.so.1.0" % minor)
-    path = os.path.join(pyenv_root, rel)
+def load(build):
+    """Loads one build's file (and its separate DWARF, if any) into gdb."""
+    path = build["path"]
     if not os.path.isfile(path):
         raise SystemExit("gen-offsets: %s not found" % path)
-    if any(c.isspace() for c in path):
+    if any(c.isspace() for c in path + build["debug_dir"]):
         # gdb's "file" command splits its argument on whitespace.
         raise SystemExit("gen-offsets: path contains whitespace: %s" % path)
+    gdb.execute("set debug-file-directory " + (build["debug_dir"] or "/nonexistent"), to_string=True)
     gdb.execute("file " + path, to_string=True)
-    objfiles = [o for o in gdb.objfiles() if o.is_valid()]
-    # Exactly one symbol file must be loaded, so nothing leaks across versions.
+    # Exactly one file must be loaded, so nothing leaks across builds; its
+    # separate debug file (Debian's -dbg) is owned by it.
+    objfiles = [o for o in gdb.objfiles() if o.is_valid() and o.owner is None]
     if [o.filename for o in objfiles] != [os.path.realpath(path)]:
         raise SystemExit("gen-offsets: unexpected objfiles %r" % objfiles)
     try:
         lookup_type("PyObject")
     except Missing:
-        raise SystemExit("gen-offsets: %s has no DWARF (build with -g)" % path)
+        raise SystemExit("gen-offsets: %s has no DWARF (build with -g, or install its -dbg)" % path)
     if lookup_type("void").pointer().sizeof != 8:
         raise SystemExit("gen-offsets: %s is not a 64-bit build" % path)
+    return objfiles[0]
 
-    row = {"derived_from": {"python": python, "file": rel,
-                            "build_id": objfiles[0].build_id},
-           "fields": {}, "sizes": {}, "bits": {}, "constants": {}}
+
+def row_for(build):
+    objfile = load(build)
+    path, python = build["path"], build["python"]
+    row = {"minor": build["minor"],
+           "derived_from": {"python": python, "file": build["file"],
+                            "source": build["source"],
+                            "build_id": objfile.build_id},
+           "fields": {}, "sizes": {}, "bits": {}, "constants": {}, "arrays": {}}
 
     for name, candidates in FIELDS.items():
         hit = first_present(candidates)
@@ -331,6 +381,14 @@ def row_for(pyenv_root, minor, python):
             row["sizes"][name] = lookup_type(name).sizeof
         except Missing:
             pass
+
+    for name in ARRAYS:
+        hit = row["fields"].get(name)
+        if hit is None:
+            continue
+        field = resolve(hit["member"])[1]
+        low, high = field.type.strip_typedefs().range()
+        row["arrays"][name] = high - low + 1
 
     for name, path in BITS.items():
         root, rest = path.split(".", 1)
@@ -361,7 +419,7 @@ def row_for(pyenv_root, minor, python):
     if pv is not None:
         if pv != version_hex(python):
             raise SystemExit("gen-offsets: %s: Py_Version 0x%08x does not match"
-                             " its directory name" % (path, pv))
+                             " the build's version %s" % (path, pv, python))
         row["py_version_hex"] = "0x%08x" % pv
     return row
 
@@ -391,21 +449,69 @@ def debug_offsets(row):
         if expected is not None and stored != expected:
             raise SystemExit("gen-offsets: _PyRuntime.debug_offsets.%s is %d but DWARF"
                              " says %s is %d" % (member, stored, logical, expected))
-    for name in ("cookie", "version"):
-        out[name + "_at"] = resolve("struct _Py_DebugOffsets." + name)[0]
+    for name in ("cookie", "version", "free_threaded"):
+        try:
+            out[name + "_at"] = resolve("struct _Py_DebugOffsets." + name)[0]
+        except Missing:
+            pass
     return out
 
 
+def py_version_string(hex_value):
+    """"3.14.10", "3.15.0b4" from PY_VERSION_HEX."""
+    level = {0xA: "a", 0xB: "b", 0xC: "rc", 0xF: ""}[(hex_value >> 4) & 0xF]
+    serial = str(hex_value & 0xF) if level else ""
+    return "%d.%d.%d%s%s" % (hex_value >> 24, (hex_value >> 16) & 0xFF,
+                             (hex_value >> 8) & 0xFF, level, serial)
+
+
+def merge(rows, committed_path, check):
+    """Rows of builds not on this machine are kept from the committed table:
+    they were derived where those builds were (their derived_from says which),
+    and a row cannot be re-derived without its DWARF. Returns the new table
+    and, for --check, whether every row derivable here is identical."""
+    try:
+        with open(committed_path) as f:
+            committed = json.load(f).get("builds", {})
+    except (OSError, ValueError):
+        committed = {}
+    builds = dict(rows)
+    ok = True
+    for label in sorted(set(committed) | set(rows)):
+        if label not in rows:
+            builds[label] = committed[label]
+            print("gen-offsets: %s: kept (build not on this machine)" % label)
+        elif label not in committed:
+            print("gen-offsets: %s: on this machine but not in the table (a new patch release?);"
+                  " pyebpf validates such builds against the live process; run tools/gen-offsets"
+                  " to add its own row" % label)
+        elif rows[label] != committed[label]:
+            print("gen-offsets: %s: %s" % (label, "the committed row differs from its DWARF"
+                                                 if check else "updated"))
+            ok = False
+    if check:
+        builds = {k: v for k, v in builds.items() if k in committed}
+    return {"schema": 2, "generated_by": "tools/gen-offsets", "builds": builds}, ok
+
+
 def main(env):
-    out, pyenv_root = env["GEN_OFFSETS_OUT"], env["GEN_OFFSETS_PYENV_ROOT"]
-    specs = env["GEN_OFFSETS_BUILDS"].split()
-    table = {"schema": 1, "generated_by": "tools/gen-offsets", "versions": {}}
-    for spec in specs:
-        minor, python = spec.split("=", 1)
-        table["versions"][minor] = row_for(pyenv_root, minor, python)
-    with open(out, "w") as f:
+    with open(env["GEN_OFFSETS_BUILDS"]) as f:
+        builds = json.load(f)
+    rows = {}
+    for build in builds:
+        if not build["python"]:
+            # Debian builds: the version the interpreter itself says it is.
+            load(build)
+            build["python"] = py_version_string(int(gdb.parse_and_eval("Py_Version")))
+        rows[build["label"]] = row_for(build)
+    check = env.get("GEN_OFFSETS_MODE") == "check"
+    table, ok = merge(rows, env["GEN_OFFSETS_TABLE"], check)
+    with open(env["GEN_OFFSETS_OUT"], "w") as f:
         json.dump(table, f, indent=2, sort_keys=True)
         f.write("\n")
+    if check and not ok:
+        raise SystemExit("gen-offsets: offsets/cpython.json differs from what the DWARF says;"
+                         " run tools/gen-offsets")
 
 
 try:
