@@ -445,6 +445,17 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
+std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+PythonBuild python_3_11() {
+  auto builds = test_pythons(11, 11);
+  if (builds.empty()) throw std::runtime_error("no CPython 3.11 on this machine");
+  return builds.front();
+}
+
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> out;
   std::stringstream in(text);

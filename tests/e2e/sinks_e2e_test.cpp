@@ -30,12 +30,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-PythonBuild python() {
-  auto builds = test_pythons(11, 11);
-  if (builds.empty()) throw std::runtime_error("no CPython 3.11 on this machine");
-  return builds.front();
-}
-
 // A py_stack event or row, as something to compare multisets of.
 using Key = std::tuple<long, long long, std::string>;  // tid, ts_us, stack
 
@@ -105,18 +99,13 @@ std::vector<std::string> base_args(pid_t pid) {
   return {"-p", std::to_string(pid), "-e", "e2e", "--enable", "py_stack"};
 }
 
-std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
 // ---------------------------------------------------------------------------
 // SQLite, flame graphs, report
 
 TEST(SinksE2E, SqliteRowsFoldedAndSpeedscopeEqualStdoutAndStoredReportEqualsLive) {
   TempDir tmp;
   const std::string db = tmp / "run.db", folded = tmp / "cpu.folded", ss = tmp / "profile.speedscope.json";
-  Workload workload(python(), "named_threads.py", {"3", "Alpha", "Beta"});
+  Workload workload(python_3_11(), "named_threads.py", {"3", "Alpha", "Beta"});
   Pyebpf pyebpf(base_args(workload.pid()) + std::vector<std::string>{"--pystack-frequency", "199", "--sqlite", db,
                                                                      "--folded", folded, "--speedscope", ss,
                                                                      "--also-stdout"});
@@ -188,7 +177,7 @@ TEST(SinksE2E, SqliteRowsFoldedAndSpeedscopeEqualStdoutAndStoredReportEqualsLive
 TEST(SinksE2E, SqliteFileIsReadableWhilePyebpfWrites) {
   TempDir tmp;
   const std::string db = tmp / "live.db";
-  Workload workload(python(), "named_threads.py", {"5", "Writer"});
+  Workload workload(python_3_11(), "named_threads.py", {"5", "Writer"});
   Pyebpf pyebpf(base_args(workload.pid()) + std::vector<std::string>{"--sqlite", db, "--also-stdout"});
   pyebpf.wait_ready();
   workload.go();
@@ -277,7 +266,7 @@ class ScopedEnv {
 
 TEST_F(ClickHouseE2E, RowsEqualStdoutForAPasswordProtectedUser) {
   ScopedEnv password("PYEBPF_CLICKHOUSE_PASSWORD", ClickHouseServer::kPassword);
-  Workload workload(python(), "named_threads.py", {"3", "Alpha", "Beta"});
+  Workload workload(python_3_11(), "named_threads.py", {"3", "Alpha", "Beta"});
   Pyebpf pyebpf(base_args(workload.pid()) + ch_args({"--clickhouse-user", ClickHouseServer::kUser}));
   pyebpf.wait_ready();
   workload.go();
@@ -312,7 +301,7 @@ TEST_F(ClickHouseE2E, RowsEqualStdoutForAPasswordProtectedUser) {
 }
 
 TEST_F(ClickHouseE2E, WrongPasswordFailsAtStartWithoutShowingIt) {
-  Workload workload(python(), "named_threads.py", {"1", "Alpha"});
+  Workload workload(python_3_11(), "named_threads.py", {"1", "Alpha"});
   ScopedEnv password("PYEBPF_CLICKHOUSE_PASSWORD", "not-the-password");
   RunResult r = run_pyebpf(base_args(workload.pid()) + ch_args({"--clickhouse-user", ClickHouseServer::kUser}));
   EXPECT_EQ(r.status, 1);
@@ -323,7 +312,7 @@ TEST_F(ClickHouseE2E, WrongPasswordFailsAtStartWithoutShowingIt) {
 }
 
 TEST_F(ClickHouseE2E, ServerStoppedMidRunEventsLandWhenItReturns) {
-  Workload workload(python(), "named_threads.py", {"9", "Alpha"});
+  Workload workload(python_3_11(), "named_threads.py", {"9", "Alpha"});
   // The password given as a flag this time: it must not stay visible to ps.
   Pyebpf pyebpf(base_args(workload.pid()) + ch_args({"--clickhouse-user", ClickHouseServer::kUser,
                                                      "--clickhouse-password", ClickHouseServer::kPassword}));
@@ -350,7 +339,7 @@ TEST_F(ClickHouseE2E, ServerStoppedMidRunEventsLandWhenItReturns) {
 }
 
 TEST_F(ClickHouseE2E, QueueFullWhileServerIsDownCountsEveryDrop) {
-  Workload workload(python(), "named_threads.py", {"6", "Alpha", "Beta"});
+  Workload workload(python_3_11(), "named_threads.py", {"6", "Alpha", "Beta"});
   Pyebpf pyebpf(base_args(workload.pid()) + ch_args({"--ch-queue-max", "40"}));
   pyebpf.wait_ready();
   server_->crash();
@@ -380,7 +369,7 @@ TEST_F(ClickHouseE2E, BadRowsAreRejectedAloneAndTheGoodOnesLand) {
   server_->query("CREATE TABLE " + db_ +
                  ".ebpf_py_stacks (env String, host String, ts DateTime('UTC'), ts_us Int64, tid UInt32, "
                  "thread_name Enum8('Good-1' = 1, 'Good-2' = 2)) ENGINE = MergeTree ORDER BY ts");
-  Workload workload(python(), "named_threads.py", {"3", "Good-1", "Bad-1", "Good-2"});
+  Workload workload(python_3_11(), "named_threads.py", {"3", "Good-1", "Bad-1", "Good-2"});
   // Every bad row costs about log2(batch) inserts to isolate: on a loaded
   // 2-core machine that can outlast the default 10 s flush at exit.
   Pyebpf pyebpf(base_args(workload.pid()) + ch_args({"--pystack-frequency", "199", "--flush-timeout", "120"}));

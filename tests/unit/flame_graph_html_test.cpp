@@ -14,19 +14,8 @@ using namespace test_flame;
 
 FedSink fed() {
   FedSink sink;
-  for (int i = 0; i < 3; ++i) {
-    Json e = ev("py_stack", 1, "Main");
-    e["stack"] = "main (a.py:1);work (a.py:5)";
-    sink.write(e);
-  }
-  Json other = ev("py_stack", 2, "Worker");
-  other["stack"] = "main (a.py:1);idle (a.py:9)";
-  sink.write(other);
-  Json off = ev("off_cpu", 1, "Main");
-  off["py_stack"] = "main (a.py:1)";
-  off["kernel_stack"] = Json::array({"schedule"});
-  off["off_cpu_ms"] = 7.5;
-  sink.write(off);
+  feed_cpu(sink);
+  feed_waits(sink);
   return sink;
 }
 
@@ -40,11 +29,11 @@ nlohmann::json embedded_data(const std::string& page) {
   return nlohmann::json::parse(page.substr(begin, end - begin));
 }
 
-TEST(FlameGraphHtml, OneGraphPerKindWithEventsAndItsThreadsStacks) {
+TEST(FlameGraphHtml, OneGraphPerKindWithItsThreadsStacks) {
   FedSink sink = fed();
   auto data = flame_graph_html_data(sink.sink.graphs(), "my run");
   EXPECT_EQ(data["title"], "my run");
-  ASSERT_EQ(data["kinds"].size(), 2u);  // CPU and off-CPU; no GIL wait events
+  ASSERT_EQ(data["kinds"].size(), 3u);
   const auto& cpu = data["kinds"][0];
   EXPECT_EQ(cpu["name"], "CPU");
   EXPECT_EQ(cpu["unit"], "samples");
@@ -61,12 +50,24 @@ TEST(FlameGraphHtml, OneGraphPerKindWithEventsAndItsThreadsStacks) {
   const auto& frames = data["frames"];
   EXPECT_EQ(frames[ids[0].get<int>()], nlohmann::json::array({"python", "main", "a.py", 1}));
   EXPECT_EQ(frames[ids[1].get<int>()], nlohmann::json::array({"python", "work", "a.py", 5}));
-  const auto& off = data["kinds"][1];
+  const auto& gil = data["kinds"][1];
+  EXPECT_EQ(gil["name"], "GIL wait");
+  const auto& gil_ids = gil["threads"][0]["stacks"][0][0];
+  EXPECT_EQ(frames[gil_ids[2].get<int>()], nlohmann::json::array({"label", "GIL held by Hog", "", 0}));
+  const auto& off = data["kinds"][2];
   EXPECT_EQ(off["name"], "off-CPU");
   EXPECT_EQ(off["unit"], "ms");
   const auto& off_ids = off["threads"][0]["stacks"][0][0];
-  EXPECT_EQ(frames[off_ids[1].get<int>()], nlohmann::json::array({"kernel", "schedule", "", 0}));
-  EXPECT_DOUBLE_EQ(off["threads"][0]["stacks"][0][1].get<double>(), 7.5);
+  EXPECT_EQ(frames[off_ids[2].get<int>()], nlohmann::json::array({"kernel", "__x64_sys_nanosleep", "", 0}));
+  EXPECT_DOUBLE_EQ(off["threads"][0]["stacks"][0][1].get<double>(), 25);
+}
+
+TEST(FlameGraphHtml, OnlyKindsWithEventsAreDrawn) {
+  FedSink sink;
+  feed_cpu(sink);
+  auto data = flame_graph_html_data(sink.sink.graphs(), "cpu only");
+  ASSERT_EQ(data["kinds"].size(), 1u);
+  EXPECT_EQ(data["kinds"][0]["name"], "CPU");
 }
 
 TEST(FlameGraphHtml, PageIsSelfContainedAndCarriesTheData) {

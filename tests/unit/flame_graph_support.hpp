@@ -45,4 +45,32 @@ struct FedSink {
   std::string speedscope_json() const { return sink.speedscope_json(); }
 };
 
+// Three CPU samples of Main in work(), one of Worker in idle().
+inline void feed_cpu(FedSink& sink) {
+  for (int i = 0; i < 3; ++i) {
+    Json e = ev("py_stack", 1, "Main");
+    e["stack"] = "main (a.py:1);work (a.py:5)";
+    sink.write(e);
+  }
+  Json other = ev("py_stack", 2, "Worker");
+  other["stack"] = "main (a.py:1);idle (a.py:9)";
+  sink.write(other);
+}
+
+// Two 12.5 ms sleeps of Main in sleepy() (nanosleep), and one 2.25 ms wait
+// of Main in io() for the GIL "Hog" held.
+inline void feed_waits(FedSink& sink) {
+  Json off = ev("off_cpu", 1, "Main");
+  off["py_stack"] = "main (a.py:1);sleepy (a.py:3)";
+  off["kernel_stack"] = Json::array({"__x64_sys_nanosleep", "do_nanosleep", "schedule"});  // root first
+  off["off_cpu_ms"] = 12.5;
+  sink.write(off);
+  sink.write(off);
+  Json gil = ev("gil_wait", 1, "Main");
+  gil["waiter_py_stack"] = "main (a.py:1);io (a.py:7)";
+  gil["holder_thread_name"] = "Hog";
+  gil["duration_ms"] = 2.25;
+  sink.write(gil);
+}
+
 }  // namespace pyebpf::sinks::test_flame

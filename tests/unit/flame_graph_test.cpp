@@ -37,14 +37,7 @@ TEST(FlameGraph, DerivedFileNames) {
 
 TEST(FlameGraph, CpuSamplesAreCountedPerStack) {
   auto sink = make();
-  for (int i = 0; i < 3; ++i) {
-    Json e = ev("py_stack", 1, "Main");
-    e["stack"] = "main (a.py:1);work (a.py:5)";
-    sink.write(e);
-  }
-  Json other = ev("py_stack", 2, "Worker");
-  other["stack"] = "main (a.py:1);idle (a.py:9)";
-  sink.write(other);
+  feed_cpu(sink);
   sink.write(ev("py_stack", 2, "Worker"));  // no Python frame: still CPU time of the thread
   EXPECT_EQ(sink.folded_text(kCpu),
             "[no Python frames] 1\nmain (a.py:1);idle (a.py:9) 1\nmain (a.py:1);work (a.py:5) 3\n");
@@ -53,17 +46,7 @@ TEST(FlameGraph, CpuSamplesAreCountedPerStack) {
 
 TEST(FlameGraph, TimeKindsAreWeightedInMicroseconds) {
   auto sink = make();
-  Json off = ev("off_cpu", 1, "Main");
-  off["py_stack"] = "main (a.py:1);sleepy (a.py:3)";
-  off["kernel_stack"] = Json::array({"__x64_sys_nanosleep", "do_nanosleep", "schedule"});  // root first
-  off["off_cpu_ms"] = 12.5;
-  sink.write(off);
-  sink.write(off);
-  Json gil = ev("gil_wait", 1, "Main");
-  gil["waiter_py_stack"] = "main (a.py:1);io (a.py:7)";
-  gil["holder_thread_name"] = "Hog";
-  gil["duration_ms"] = 2.25;
-  sink.write(gil);
+  feed_waits(sink);
   EXPECT_EQ(sink.folded_text(kOffCpu),
             "main (a.py:1);sleepy (a.py:3);__x64_sys_nanosleep_[k];do_nanosleep_[k];schedule_[k] 25000\n");
   EXPECT_EQ(sink.folded_text(kGil), "main (a.py:1);io (a.py:7);GIL held by Hog 2250\n");

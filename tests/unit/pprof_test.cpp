@@ -111,17 +111,7 @@ TEST(Pprof, CpuProfileCountsSamplesAndTimePerStackAndThread) {
 
 TEST(Pprof, TimeKindsAreNanosecondsWithKernelFramesAsFunctions) {
   FedSink sink;
-  Json off = ev("off_cpu", 1, "Main");
-  off["py_stack"] = "main (a.py:1);sleepy (a.py:3)";
-  off["kernel_stack"] = Json::array({"__x64_sys_nanosleep", "do_nanosleep", "schedule"});  // root first
-  off["off_cpu_ms"] = 12.5;
-  sink.write(off);
-  sink.write(off);
-  Json gil = ev("gil_wait", 1, "Main");
-  gil["waiter_py_stack"] = "main (a.py:1);io (a.py:7)";
-  gil["holder_thread_name"] = "Hog";
-  gil["duration_ms"] = 2.25;
-  sink.write(gil);
+  feed_waits(sink);
 
   pp::Profile off_cpu = decode(pprof_profile(sink.sink.graphs(), kOffCpu, {}));
   Decoded d{off_cpu};

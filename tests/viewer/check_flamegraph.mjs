@@ -5,8 +5,8 @@
 //   requests  every request other than the page itself (there must be none)
 //   graphs    per flame graph: its heading, root width and value, the root's
 //             children (label, value, width in px)
-//   zoom      the first graph's widest root child clicked: its width before
-//             and after, and the flame graph's width
+//   zoom      the first graph's widest frame under 90% of its width clicked:
+//             its depth, width before and after, frames drawn above it
 //   search    QUERY typed in the search box: frames highlighted, weight
 //             summed (first graph), the text shown
 //   tooltip   the text shown when hovering the first root child
@@ -68,21 +68,31 @@ try {
     }));
     await page.screenshot({ path: screenshot, fullPage: true });
     await page.fill('#search', '');
-    // Zoom into the widest root child.
-    const children = report.graphs[0].children;
-    const widest = children.reduce((a, b) => (b.width > a.width ? b : a));
-    await first.locator('.frame[data-depth="1"]').nth(children.indexOf(widest)).click();
-    report.zoom = await first.evaluate((s, label) => {
-      const d = [...s.querySelectorAll('.frame[data-depth="1"]')].find((e) => e.dataset.label === label);
-      return {
-        label,
-        after_width: d ? d.getBoundingClientRect().width : null,
-        flame_width: s.querySelector('.flame').getBoundingClientRect().width,
-        ancestors: s.querySelectorAll('.frame.ancestor').length,
-        drawn: s.querySelectorAll('.frame').length,
-      };
-    }, widest.label);
-    report.zoom.before_width = widest.width;
+    // Zoom: click the widest frame below the root narrower than 90% of the graph.
+    const pick = await first.evaluate((s) => {
+      const flame = s.querySelector('.flame').getBoundingClientRect().width;
+      const frames = [...s.querySelectorAll('.frame')];
+      let best = -1;
+      frames.forEach((d, i) => {
+        const w = d.getBoundingClientRect().width;
+        if (Number(d.dataset.depth) >= 1 && w < 0.9 * flame && (best < 0 || w > frames[best].getBoundingClientRect().width))
+          best = i;
+      });
+      if (best < 0) return null;
+      window.pyebpfZoomed = frames[best].node;
+      return { index: best, label: frames[best].dataset.label, depth: Number(frames[best].dataset.depth),
+               before_width: frames[best].getBoundingClientRect().width };
+    });
+    if (pick) {
+      await first.locator('.frame').nth(pick.index).click();
+      report.zoom = await first.evaluate((s, pick) => {
+        const d = [...s.querySelectorAll('.frame')].find((e) => e.node === window.pyebpfZoomed);
+        return { ...pick,
+          after_width: d ? d.getBoundingClientRect().width : null,
+          flame_width: s.querySelector('.flame').getBoundingClientRect().width,
+          ancestors: s.querySelectorAll('.frame.ancestor').length };
+      }, pick);
+    }
     // Thread selector.
     await first.locator('select.thread').selectOption({ index: 1 });
     report.thread = await first.evaluate((s) => ({
