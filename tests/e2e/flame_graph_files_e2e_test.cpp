@@ -248,7 +248,7 @@ TEST(FlameGraphFilesE2E, ThreadLabelsFilterStoredRunsConvertAndThePageShowsTheFo
   EXPECT_EQ(shown.value("requests", Json::array()), Json::array());
   ASSERT_EQ(shown["graphs"].size(), 1u) << "CPU only";
   const Json& g = shown["graphs"][0];
-  std::map<std::string, long long> by_root, matched_lines;
+  std::map<std::string, long long> by_root;
   long long matched = 0;
   for (const auto& [stack, n] : folded(fold)) {
     by_root[stack.substr(0, stack.find(';'))] += n;
@@ -262,7 +262,9 @@ TEST(FlameGraphFilesE2E, ThreadLabelsFilterStoredRunsConvertAndThePageShowsTheFo
         << c;
   }
   for (const auto& [root, n] : by_root) {
-    if (n * 1000 >= static_cast<long long>(events.size())) EXPECT_EQ(drawn[root], n) << root;  // wide enough to draw
+    if (n * 1000 >= static_cast<long long>(events.size())) {  // wide enough to be drawn
+      EXPECT_EQ(drawn[root], n) << root;
+    }
   }
   EXPECT_EQ(shown["search"]["weight"].get<long long>(), matched);
   EXPECT_GT(shown["search"]["highlighted"].get<int>(), 0);
