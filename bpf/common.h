@@ -33,6 +33,15 @@ struct pyebpf_event_header {
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_event_header) == 56, "event header layout");
 
 /*
+ * Set in the attach cookie of a uprobe on a C library function that pyebpf
+ * placed after the function's system call instruction (src/native/probe_site.hpp:
+ * the first instruction the kernel emulates rather than single-steps may come
+ * after it): the arguments are still in their registers, and the return value
+ * register holds the call's result.
+ */
+#define PYEBPF_COOKIE_AFTER_SYSCALL (1ULL << 63)
+
+/*
  * Counters: one per-CPU array per BPF object, summed by user space. Every way an
  * event can be lost or degraded has a slot, so the summary can say exactly why
  * something is missing instead of printing from BPF.

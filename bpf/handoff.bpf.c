@@ -9,7 +9,9 @@
  * process. A pid-scoped uprobe patches only that process's address space, so
  * other processes pay nothing (the raw syscall tracepoints this replaced put
  * every task on the host on the slow system call path); the target pays one
- * trap per call of these functions. Threads share their process's probes.
+ * trap per call of these functions, on an instruction the kernel emulates
+ * where the wrapper has one early enough (src/native/probe_site.hpp). Threads
+ * share their process's probes.
  *
  *   queue:   return of accept4/accept (= fd), entry of epoll_ctl(EPOLL_CTL_DEL, fd)
  *   pickup:  entry of recv/recvfrom/recvmsg/read/readv(fd) by a thread other than
@@ -226,10 +228,12 @@ static __always_inline void cancel(__u32 tgid, __s64 fd)
 		s->cancelled += 1;
 }
 
-/* The probes are per process, yet the target check stays: one hash lookup that
- * keeps the tracker exact should the kernel's per-process uprobe filter let
- * another process's call through (a forked child shares the patched text
- * until its first hit). */
+/* The probes are per process, yet queueing checks the target: one hash lookup
+ * that keeps the tracker exact should the kernel's per-process uprobe filter
+ * let another process's call through (a forked child shares the patched text
+ * until its first hit). Pickup and cancel need no check: they only act on
+ * fds queued under the caller's own tgid, and they run on every read and
+ * close of the target, where a lookup saved is saved on each call. */
 static __always_inline bool traced(__u32 *tgid)
 {
 	*tgid = bpf_get_current_pid_tgid() >> 32;
@@ -246,11 +250,15 @@ int BPF_KRETPROBE(handoff_accept_ret, int ret)
 	return 0;
 }
 
+/* Placed after the system call where that is where the first emulated
+ * instruction is (glibc 2.36): there only a DEL that succeeded queues. */
 SEC("uprobe")
 int BPF_KPROBE(handoff_epoll_ctl, int epfd, int op, int fd)
 {
 	__u32 tgid;
 
+	if ((bpf_get_attach_cookie(ctx) & PYEBPF_COOKIE_AFTER_SYSCALL) && PT_REGS_RC(ctx) != 0)
+		return 0;
 	if (op == EPOLL_CTL_DEL && fd >= 0 && traced(&tgid))
 		queue_fd(tgid, fd, PYEBPF_HANDOFF_PATH_EPOLL_DEL);
 	return 0;
@@ -261,19 +269,15 @@ int BPF_KPROBE(handoff_epoll_ctl, int epfd, int op, int fd)
 SEC("uprobe")
 int BPF_KPROBE(handoff_pickup, int fd)
 {
-	__u32 tgid;
-
-	if (fd >= 0 && traced(&tgid))
-		pickup(tgid, fd, (__u8)bpf_get_attach_cookie(ctx));
+	if (fd >= 0)
+		pickup(bpf_get_current_pid_tgid() >> 32, fd, (__u8)bpf_get_attach_cookie(ctx));
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(handoff_close, int fd)
 {
-	__u32 tgid;
-
-	if (fd >= 0 && traced(&tgid))
-		cancel(tgid, fd);
+	if (fd >= 0)
+		cancel(bpf_get_current_pid_tgid() >> 32, fd);
 	return 0;
 }

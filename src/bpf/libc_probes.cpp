@@ -6,14 +6,33 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <set>
 
+#include "common.h"
 #include "native/libc.hpp"
 #include "pyebpf/error.hpp"
 
 namespace pyebpf::bpf {
 
 namespace {
+
+// "read+7 (je 0x20)", "epoll_ctl+16 (jae 0x13, after the system call)",
+// "close+0 (cmp byte ptr [rip + 0xe2bf1], 0; not emulated: single-stepped,
+// a second trap per call)" where nothing the kernel emulates qualified; jump
+// targets are relative to the function.
+std::string describe(const std::string& function, const native::ProbeSite& site) {
+  std::string what = site.instruction.empty() ? "not decoded" : site.instruction;
+  if (site.after_syscall) what += ", after the system call";
+  if (!site.emulated) what += "; not emulated: single-stepped, a second trap per call";
+  return fmt::format("{}+{} ({})", function, site.offset, what);
+}
+
+Link attach_at(const LibcProbe& p, pid_t pid, const native::LibcFunction& f, const native::ProbeSite& site) {
+  const std::uint64_t cookie = p.cookie | (site.after_syscall ? PYEBPF_COOKIE_AFTER_SYSCALL : 0);
+  LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = p.retprobe);
+  return Link(bpf_program__attach_uprobe_opts(p.program, pid, f.open_path.c_str(), f.offset + site.offset, &opts));
+}
 
 std::vector<Link> attach(pid_t pid, const std::vector<LibcProbe>& probes, const std::string& who) {
   std::vector<std::string> names;
@@ -22,15 +41,22 @@ std::vector<Link> attach(pid_t pid, const std::vector<LibcProbe>& probes, const 
   }
   auto functions = native::libc_functions(pid, names);
   std::vector<Link> links;
-  std::set<std::string> files;
+  std::set<std::string> files, sites;
   for (const auto& p : probes) {
     bool found = false;
     for (const auto& f : functions) {
       if (f.name != p.function) continue;
       found = true;
       files.insert(f.mapped_path);
-      LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = p.cookie, .retprobe = p.retprobe);
-      Link link(bpf_program__attach_uprobe_opts(p.program, pid, f.open_path.c_str(), f.offset, &opts));
+      auto site = native::find_probe_site(f.code, p.needs);
+      Link link = attach_at(p, pid, f, site);
+      if (!link && site.offset != 0) {
+        // A kernel that refuses the instruction there: the function's start, where the probe always went.
+        site = {.instruction =
+                    fmt::format("{} at +{} refused: {}", site.instruction, site.offset, std::strerror(errno))};
+        link = attach_at(p, pid, f, site);
+      }
+      sites.insert(describe(f.name, site));
       if (!link)
         throw Error(errno_text(fmt::format("{}: attach {} {} in {} (pid {})", who, p.retprobe ? "uretprobe" : "uprobe",
                                            p.function, f.mapped_path, pid),
@@ -41,8 +67,8 @@ std::vector<Link> attach(pid_t pid, const std::vector<LibcProbe>& probes, const 
       throw Error(fmt::format("{}: pid {} maps no C library function {} (a static, stripped executable?)", who, pid,
                               p.function));
   }
-  spdlog::info("{}: pid {}: {} uprobes on {} in {}", who, pid, links.size(), fmt::join(names, ", "),
-               fmt::join(files, ", "));
+  spdlog::info("{}: pid {}: {} uprobes on {} in {}; sites: {}", who, pid, links.size(), fmt::join(names, ", "),
+               fmt::join(files, ", "), fmt::join(sites, ", "));
   return links;
 }
 

@@ -28,6 +28,13 @@ std::string executable_path(pid_t pid) {
   return path;
 }
 
+// A function's code; none if its size is unknown or too large for a wrapper,
+// or the file does not hold it (the probe then stays at offset 0).
+std::vector<std::uint8_t> function_code(const binary::ElfFile& elf, const binary::ElfSymbol& sym) {
+  if (sym.size == 0 || sym.size > kMaxCodeBytes) return {};
+  return elf.read(sym.value, static_cast<std::size_t>(sym.size)).value_or(std::vector<std::uint8_t>{});
+}
+
 std::vector<procfs::Mapping> c_libraries_in(const std::vector<procfs::Mapping>& maps) {
   std::vector<std::pair<int, procfs::Mapping>> libs;
   for (const auto& m : maps) {
@@ -76,7 +83,7 @@ std::vector<LibcFunction> libc_functions(pid_t pid, const std::vector<std::strin
         // An IFUNC's address is its resolver, not the function: no probe there.
         if (!sym || sym->type != STT_FUNC) continue;
         if (auto offset = elf.file_offset(sym->value))
-          out.push_back({name, open_path, procfs::target_path(pid, m.path), *offset});
+          out.push_back({name, open_path, procfs::target_path(pid, m.path), *offset, function_code(elf, *sym)});
       }
     } catch (const Error& e) {
       spdlog::debug("pid {}: C library functions: {}", pid, e.what());

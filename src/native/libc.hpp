@@ -28,7 +28,13 @@ struct LibcFunction {
   std::string open_path;     // the file as pyebpf opens it (procfs::open_path)
   std::string mapped_path;   // the file as the process sees it (procfs::target_path)
   std::uint64_t offset = 0;  // file offset of the function's first instruction
+  // Its code, the symbol's whole size (none if the size is unknown or over
+  // kMaxCodeBytes): where native::find_probe_site looks for a cheaper place
+  // than offset 0, and checks that nothing jumps back before it.
+  std::vector<std::uint8_t> code;
 };
+
+inline constexpr std::size_t kMaxCodeBytes = 4096;
 
 // Where each of `names` starts in `pid`: in every C library it maps that
 // defines it, and in its executable if that defines it too (a static build

@@ -62,16 +62,20 @@ void HandoffTracker::start(TrackerContext& ctx) {
 
 void HandoffTracker::attach_process(pid_t pid) {
   auto* p = &skel_->progs;
+  // The programs read the fd (and epoll_ctl's op); only epoll_ctl's may run
+  // after the system call: a DEL leaves the fd open, while after a read or a
+  // close another thread could already have the fd for a new connection.
+  const native::ProbeNeeds fd_arg{.args_read = 1};
   const std::vector<bpf::LibcProbe> probes = {
       {"accept4", p->handoff_accept_ret, true},
       {"accept", p->handoff_accept_ret, true},
-      {"epoll_ctl", p->handoff_epoll_ctl},
-      {"recv", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVFROM},
-      {"recvfrom", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVFROM},
-      {"recvmsg", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVMSG},
-      {"read", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_READ},
-      {"readv", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_READV},
-      {"close", p->handoff_close},
+      {"epoll_ctl", p->handoff_epoll_ctl, false, 0, {.args_read = 3, .may_follow_syscall = true}},
+      {"recv", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVFROM, fd_arg},
+      {"recvfrom", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVFROM, fd_arg},
+      {"recvmsg", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_RECVMSG, fd_arg},
+      {"read", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_READ, fd_arg},
+      {"readv", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_READV, fd_arg},
+      {"close", p->handoff_close, false, 0, fd_arg},
   };
   if (auto links = bpf::attach_libc_probes(pid, probes, "handoff", "its requests are not seen"))
     process_links_[pid] = std::move(*links);

@@ -148,9 +148,9 @@ void TcpTracker::attach_all() {
 void TcpTracker::attach_process(pid_t pid) {
   auto* p = &skel_->progs;
   const std::vector<bpf::LibcProbe> probes = {
-      {"accept4", p->tcp_accept_enter},
+      {"accept4", p->tcp_accept_enter, false, 0, {.args_read = 1}},  // the listening fd
       {"accept4", p->tcp_accept_return, true},
-      {"accept", p->tcp_accept_enter},
+      {"accept", p->tcp_accept_enter, false, 0, {.args_read = 1}},
       {"accept", p->tcp_accept_return, true},
   };
   if (auto links = bpf::attach_libc_probes(pid, probes, "tcp_accept", "its accepts are not reported"))
