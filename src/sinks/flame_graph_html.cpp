@@ -22,6 +22,8 @@ const char* kind_name(FlameFrame::Kind kind) {
   switch (kind) {
     case FlameFrame::Kind::Python:
       return "python";
+    case FlameFrame::Kind::Native:
+      return "native";
     case FlameFrame::Kind::Kernel:
       return "kernel";
     case FlameFrame::Kind::Label:

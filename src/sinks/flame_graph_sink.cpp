@@ -40,6 +40,13 @@ bool write_atomically(const std::string& path, const std::string& text, std::str
 
 }  // namespace
 
+void append_py_frames(const Record& r, FieldId f, std::vector<FlameFrame>& frames) {
+  for (std::size_t i = 0; r.kind(f) == Record::Kind::PyStack && i < r.size(f); ++i) {
+    stack::PyFrame frame = r.py_frame(f, i);
+    frames.push_back({FlameFrame::Kind::Python, frame.function, frame.file, frame.line, frame.first_line});
+  }
+}
+
 FlameGraphSink::FlameGraphSink(Options options) : options_(std::move(options)), last_write_(SteadyClock::now()) {
   graphs_.kinds = std::move(options_.kinds);
   graphs_.events.resize(graphs_.kinds.size());
@@ -70,7 +77,8 @@ std::uint32_t FlameGraphSink::frame_id(const FlameFrame& frame) {
   auto it = frame_ids_.find(key_);
   if (it != frame_ids_.end()) return it->second;
   auto id = static_cast<std::uint32_t>(graphs_.frames.size());
-  graphs_.frames.push_back({frame.kind, std::string(frame.name), std::string(frame.file), frame.line});
+  graphs_.frames.push_back(
+      {frame.kind, std::string(frame.name), std::string(frame.file), frame.line, frame.first_line});
   frame_ids_.emplace(key_, id);
   return id;
 }
@@ -150,6 +158,7 @@ std::string FlameGraphSink::folded_text(std::size_t kind) const {
       else
         line += f.name;
       if (f.kind == FlameFrame::Kind::Kernel) line += "_[k]";
+      if (f.kind == FlameFrame::Kind::Native && !f.file.empty()) line += " [" + f.file + "]";
     }
     lines.emplace_back(std::move(line), w);
   }
@@ -170,6 +179,9 @@ std::string FlameGraphSink::speedscope_json() const {
     switch (f.kind) {
       case FlameFrame::Kind::Python:
         frames.push_back({{"name", f.name}, {"file", f.file}, {"line", f.line}});
+        break;
+      case FlameFrame::Kind::Native:
+        frames.push_back({{"name", f.file.empty() ? f.name : f.name + " [" + f.file + "]"}, {"file", f.file}});
         break;
       case FlameFrame::Kind::Kernel:
         frames.push_back({{"name", f.name + " [kernel]"}});

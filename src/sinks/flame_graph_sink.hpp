@@ -14,15 +14,19 @@
 
 namespace pyebpf::sinks {
 
-// One frame of a flame graph: a Python frame, a kernel function, or a label
-// (the GIL holder, "[no Python frames]").
+// One frame of a flame graph: a Python frame, a native user-space function,
+// a kernel function, or a label (the GIL holder, "[no Python frames]").
 struct FlameFrame {
-  enum class Kind : std::uint8_t { Python, Kernel, Label };
+  enum class Kind : std::uint8_t { Python, Native, Kernel, Label };
   Kind kind = Kind::Label;
   std::string_view name;
-  std::string_view file;  // Python
-  std::int32_t line = 0;  // Python
+  std::string_view file;        // Python: the source file; Native: the module ("libc.so.6")
+  std::int32_t line = 0;        // Python: the executing line
+  std::int32_t first_line = 0;  // Python: the function's first line, 0 if unknown
 };
+
+// Appends the Python stack in field f of r (root first), if r holds one there.
+void append_py_frames(const Record& r, FieldId f, std::vector<FlameFrame>& frames);
 
 // A kind of flame graph and how records of one schema feed it. Trackers
 // declare theirs (TrackerDescriptor::flame_graphs); kinds are never mixed in
@@ -52,7 +56,7 @@ struct FlameGraphs {
   struct Frame {
     FlameFrame::Kind kind;
     std::string name, file;
-    std::int32_t line;
+    std::int32_t line, first_line;
   };
   struct Stack {
     std::vector<std::uint32_t> frames;  // ids, root first
@@ -82,7 +86,7 @@ struct FlameGraphs {
 // --folded FILE: the first kind (CPU, collapsed "root;...;leaf count") goes
 // to FILE, the others to FILE with ".<suffix>" before its extension, each
 // written only when such events exist. Kernel frames end in "_[k]"
-// (flamegraph.pl colours those).
+// (flamegraph.pl colours those), native ones read "name [module]".
 // --speedscope FILE: one speedscope file, one "sampled" profile per thread
 // and kind ("MainThread (pid 1 tid 1) · CPU"), in milliseconds. Samples are
 // the distinct stacks in order of first appearance with their total weight:

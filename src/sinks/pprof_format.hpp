@@ -17,11 +17,12 @@ namespace pyebpf::sinks {
 // "<pprof_type>/nanoseconds" (the default). One Sample per distinct stack and
 // thread, labelled pid and tid (numbers), thread_name and env (text). A
 // location per frame (a Python frame: its function and executing line), a
-// function per (name, file); kernel frames are in the mapping
-// "[kernel.kallsyms]", the others in "[python]", both marked symbolized. The
-// frames' first lines are not known (stacks carry executing lines only), so
-// start_line is 0. time_nanos and duration_nanos span the events aggregated;
-// `comments` become the profile's comments.
+// function per (name, file) with its first line as start_line (0 when the
+// stack came back from text: stored runs keep executing lines only). Kernel
+// frames are in the mapping "[kernel.kallsyms]", native ones in a mapping
+// named after their module ("libc.so.6"), the others in "[python]", all
+// marked symbolized. time_nanos and duration_nanos span the events
+// aggregated; `comments` become the profile's comments.
 std::string pprof_profile(const FlameGraphs& graphs, std::size_t kind, const std::vector<std::string>& comments);
 
 }  // namespace pyebpf::sinks

@@ -150,14 +150,32 @@ TEST(FlameGraphFilesE2E, PprofTracesShowExecutingLines) {
                       file + ":" + std::to_string(lines.at("call_inner").get<int>()) + "\n" + "\\s+outer " + file +
                       ":" + std::to_string(lines.at("call_middle").get<int>()) + "\n";
   EXPECT_TRUE(std::regex_search(traces, std::regex(chain))) << chain << "\nin:\n" << traces.substr(0, 3000);
+  // Each function starts at its def line (-raw: "name file:line s=start").
+  const std::string locations = pprof({"-raw", prof});
+  for (const auto& [function, first] : truth.at("first_lines").items()) {
+    std::regex located(function + " " + file + ":\\d+ s=" + std::to_string(first.get<int>()) + "\n");
+    EXPECT_TRUE(std::regex_search(locations, located)) << function << " s=" << first << "\nin:\n" << locations;
+  }
+}
+
+// The page checked in Chromium (tests/viewer/check_flamegraph.mjs).
+Json check_page(const std::string& page, const std::string& screenshot, const std::string& query) {
+  std::string dir = std::string(PYEBPF_SOURCE_DIR) + "/tests/viewer";
+  if (!fs::exists(dir + "/node_modules/playwright-core"))
+    ADD_FAILURE() << "the viewer is not installed: tools/test runs `npm ci --prefix tests/viewer`";
+  RunResult r = run_program({"node", dir + "/check_flamegraph.mjs", page, screenshot, query}, 120s);
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  auto doc = Json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(doc.is_discarded()) << r.out << r.err;
+  return doc.is_discarded() ? Json::object() : doc;
 }
 
 TEST(FlameGraphFilesE2E, PprofTimeKindsMatchTheirFoldedFiles) {
   TempDir tmp;
-  const std::string prof = tmp / "prof.pb.gz", fold = tmp / "prof.folded";
+  const std::string prof = tmp / "prof.pb.gz", fold = tmp / "prof.folded", page = tmp / "flame.html";
   Workload workload(python_3_11(), "gil_waits.py", {"40", "0.01", "2"});
   Pyebpf pyebpf({"-p", std::to_string(workload.pid()), "-e", "e2e", "--enable", "py_stack", "gil", "offcpu",
-                 "--offcpu-min-total-ms", "1", "--pprof", prof, "--folded", fold});
+                 "--offcpu-min-total-ms", "1", "--pprof", prof, "--folded", fold, "--flamegraph", page});
   pyebpf.wait_ready();
   workload.go();
   workload.result();
@@ -176,20 +194,26 @@ TEST(FlameGraphFilesE2E, PprofTimeKindsMatchTheirFoldedFiles) {
     EXPECT_NEAR(r.totals[0] / 1000.0, total(stacks), stacks.size() + r.samples) << kind;
     EXPECT_NE(pprof({"-top", p}).find(std::string("Type: ") + kind), std::string::npos);
   }
-  // Off-CPU stacks end in kernel functions: the scheduler is a leaf.
+  // Off-CPU stacks end in kernel functions: the scheduler is a leaf. The
+  // waits (sleep, GIL) were entered through the C library: its frames are
+  // functions in its own mapping.
   EXPECT_TRUE(std::regex_search(pprof({"-traces", tmp / "prof.pb.off_cpu.gz"}), std::regex(R"(\s(__)?schedule\n)")));
-}
+  EXPECT_NE(pprof({"-raw", tmp / "prof.pb.off_cpu.gz"}).find("libc.so.6"), std::string::npos);
 
-// The page checked in Chromium (tests/viewer/check_flamegraph.mjs).
-Json check_page(const std::string& page, const std::string& screenshot, const std::string& query) {
-  std::string dir = std::string(PYEBPF_SOURCE_DIR) + "/tests/viewer";
-  if (!fs::exists(dir + "/node_modules/playwright-core"))
-    ADD_FAILURE() << "the viewer is not installed: tools/test runs `npm ci --prefix tests/viewer`";
-  RunResult r = run_program({"node", dir + "/check_flamegraph.mjs", page, screenshot, query}, 120s);
-  EXPECT_EQ(r.status, 0) << r.out << r.err;
-  auto doc = Json::parse(r.out, nullptr, false);
-  EXPECT_FALSE(doc.is_discarded()) << r.out << r.err;
-  return doc.is_discarded() ? Json::object() : doc;
+  // The page: one graph per kind, each as heavy as its folded file.
+  Json shown = check_page(page, tmp / "kinds.png", "sleep");
+  EXPECT_EQ(shown.value("errors", Json::array()), Json::array());
+  ASSERT_EQ(shown["graphs"].size(), 3u);
+  const std::vector<std::pair<std::string, std::string>> kinds = {
+      {"CPU", "prof.folded"}, {"GIL wait", "prof.gil_wait.folded"}, {"off-CPU", "prof.off_cpu.folded"}};
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    const Json& g = shown["graphs"][i];
+    const auto& [name, file] = kinds[i];
+    EXPECT_EQ(g["heading"].get<std::string>().rfind(name + ": ", 0), 0u) << g["heading"];
+    auto stacks = folded(tmp / file);
+    const double scale = i == 0 ? 1 : 1000;  // folded: samples, or µs; the page: samples, or ms
+    EXPECT_NEAR(g["root_value"].get<double>() * scale, total(stacks), stacks.size()) << name;
+  }
 }
 
 TEST(FlameGraphFilesE2E, ThreadLabelsFilterStoredRunsConvertAndThePageShowsTheFoldedCounts) {

@@ -53,6 +53,24 @@ TEST(FlameGraph, TimeKindsAreWeightedInMicroseconds) {
   EXPECT_EQ(sink.folded_text(kCpu), "");
 }
 
+TEST(FlameGraph, OffCpuShowsTheNativeCodePythonCalledBetweenPythonAndKernel) {
+  auto sink = make();
+  Json off = ev("off_cpu", 1, "Main");
+  off["py_stack"] = "main (a.py:1)";
+  off["off_cpu_ms"] = 1.0;
+  off["kernel_stack"] = Json::array({"do_nanosleep"});
+  // A full user stack: the frames on the leaf side of the evaluation loop.
+  off["user_stack"] = Json::array({"_start [python3.11]", "_PyEval_EvalFrameDefault [python3.11]",
+                                   "time_sleep [python3.11]", "clock_nanosleep [libc.so.6]"});
+  sink.write(off);
+  // No evaluation loop in it (no frame pointers): only the leaf is sure.
+  off["user_stack"] = Json::array({"[unknown] [0x1234]", "[unknown] [libc.so.6+0x10fa4f]"});
+  sink.write(off);
+  EXPECT_EQ(sink.folded_text(kOffCpu),
+            "main (a.py:1);[unknown] [libc.so.6];do_nanosleep_[k] 1000\n"
+            "main (a.py:1);time_sleep [python3.11];clock_nanosleep [libc.so.6];do_nanosleep_[k] 1000\n");
+}
+
 TEST(FlameGraph, SpeedscopeHasOneProfilePerThreadAndKind) {
   auto sink = make();
   for (int i = 0; i < 4; ++i) {

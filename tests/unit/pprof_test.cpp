@@ -12,6 +12,7 @@
 #include "flame_graph_support.hpp"
 #include "proto/profile.pb.h"
 #include "sinks/pprof_format.hpp"
+#include "trackers/py_stack_events.hpp"
 #include "util/gzip.hpp"
 
 namespace pyebpf::sinks {
@@ -140,6 +141,46 @@ TEST(Pprof, TimeKindsAreNanosecondsWithKernelFramesAsFunctions) {
   ASSERT_EQ(g.sample_size(), 1);
   EXPECT_EQ(g.sample(0).value(0), 2'250'000);
   EXPECT_EQ(dg.stack(g.sample(0)), "main (a.py:1);io (a.py:7);GIL held by Hog");
+}
+
+TEST(Pprof, NativeFramesAreFunctionsInTheirModulesMapping) {
+  FedSink sink;
+  Json off = ev("off_cpu", 1, "Main");
+  off["py_stack"] = "main (a.py:1)";
+  off["user_stack"] = Json::array({"_PyEval_EvalFrameDefault [python3.11]", "read [libc.so.6]"});
+  off["kernel_stack"] = Json::array({"schedule"});
+  off["off_cpu_ms"] = 2.0;
+  sink.write(off);
+  pp::Profile p = decode(pprof_profile(sink.sink.graphs(), kOffCpu, {}));
+  Decoded d{p};
+  ASSERT_EQ(p.sample_size(), 1);
+  EXPECT_EQ(d.stack(p.sample(0)), "main (a.py:1);read;schedule");
+  std::map<std::string, std::string> mapping_of;
+  for (const auto& l : p.location()) {
+    for (const auto& m : p.mapping())
+      if (m.id() == l.mapping_id()) mapping_of[d.frame(l.id())] = d.str(m.filename());
+  }
+  EXPECT_EQ(mapping_of, (std::map<std::string, std::string>{
+                            {"main (a.py:1)", "[python]"}, {"read", "libc.so.6"}, {"schedule", "[kernel.kallsyms]"}}));
+}
+
+TEST(Pprof, FunctionsStartAtTheFirstLineTheSymbolizerRead) {
+  FedSink sink;
+  const auto& s = trackers::py_stack_schema();
+  Record r(s);
+  record_from_json(ev("py_stack", 1, "Main"), r);
+  r.begin_py_stack(s.stack);
+  r.add_py_frame({"main", "a.py", 3, 1});
+  r.add_py_frame({"work", "a.py", 9, 7});
+  sink.sink.write(r);
+  Json stored = ev("py_stack", 1, "Main");  // read back from text: no first lines
+  stored["stack"] = "other (b.py:4)";
+  sink.write(stored);
+  pp::Profile p = decode(pprof_profile(sink.sink.graphs(), kCpu, {}));
+  Decoded d{p};
+  std::map<std::string, std::int64_t> start;
+  for (const auto& f : p.function()) start[d.str(f.name())] = f.start_line();
+  EXPECT_EQ(start, (std::map<std::string, std::int64_t>{{"main", 1}, {"work", 7}, {"other", 0}}));
 }
 
 TEST(Pprof, FilesAreGzippedAndNamedLikeFoldedOnes) {
