@@ -98,23 +98,31 @@ int report_from_json_lines(const Options& options) {
     report.flame_graphs = std::make_unique<sinks::FlameGraphSink>(std::move(o));
   }
   std::string line;
-  std::size_t bad = 0;
+  std::size_t events = 0, bad = 0;
   while (std::getline(f, line)) {
     if (line.empty()) continue;
     auto e = nlohmann::ordered_json::parse(line, nullptr, false);
-    if (e.is_discarded() || !e.is_object()) {
+    auto metric = e.is_object() ? e.find("metric") : e.end();
+    if (e.is_discarded() || !e.is_object() || metric == e.end() || !metric->is_string()) {
       ++bad;
       continue;
     }
+    ++events;
     report.add(e);
   }
+  // A report of nothing would read as "the run saw nothing": say what the file is instead.
+  if (events == 0) {
+    throw Error(fmt::format("{} is neither a pyebpf SQLite file nor JSON lines of pyebpf events ({})", path,
+                            bad ? fmt::format("{} lines, none a pyebpf event", bad) : "empty"),
+                "give it the file --sqlite wrote, or pyebpf's saved stdout");
+  }
   if (report.flame_graphs) {
-    if (bad) std::fprintf(stderr, "pyebpf report: %zu lines skipped: not JSON objects\n", bad);
+    if (bad) std::fprintf(stderr, "pyebpf report: %zu lines skipped: not pyebpf events\n", bad);
     report.write_flame_graphs();
     return 0;
   }
   std::string out = fmt::format("pyebpf report: {} (JSON lines{})\n\n", path,
-                                bad ? fmt::format(", {} lines skipped: not JSON objects", bad) : "");
+                                bad ? fmt::format(", {} lines skipped: not pyebpf events", bad) : "");
   std::fputs((out + report.report.render()).c_str(), stdout);
   return 0;
 }

@@ -17,6 +17,7 @@
 #include "trackers/bpf_counters.hpp"
 #include "trackers/gc_events.hpp"
 #include "util/clock.hpp"
+#include "util/flag_rules.hpp"
 
 namespace pyebpf::trackers {
 namespace {
@@ -364,15 +365,10 @@ const TrackerDescriptor& gc_tracker() {
       .add_options = [](CLI::App& cli) -> std::shared_ptr<TrackerOptions> {
         auto o = std::make_shared<GcOptions>();
         auto* gc = cli.add_option_group("gc", "Garbage-collection pauses");
-        gc->add_option("--gc-min-ms", o->min_ms,
-                       "Report only collections at least this long, in ms (default 0: every one); filtered in BPF")
-            ->check(CLI::Validator(
-                [](std::string& value) -> std::string {
-                  char* end = nullptr;
-                  double ms = std::strtod(value.c_str(), &end);
-                  return end != value.c_str() && *end == '\0' && ms >= 0 ? "" : "must be 0 or more milliseconds";
-                },
-                "MS"));
+        flags::check(
+            gc->add_option("--gc-min-ms", o->min_ms,
+                           "Report only collections at least this long, in ms (default 0: every one); filtered in BPF"),
+            flags::zero_or_more("ms", "5"));
         gc->add_option("--gc-py-enable", o->py_enable,
                        "Python stack of the code that triggered each collection: true or false (default true)");
         gc->add_flag("--no-gc-py-enable{false}", o->py_enable, "Same as --gc-py-enable false");
