@@ -17,6 +17,8 @@ namespace pyebpf::app {
 namespace {
 
 constexpr const char* kPasswordFlag = "--clickhouse-password";
+constexpr const char* kPprofHelp = "Gzipped pprof profiles: CPU in FILE, off-CPU/GIL time in FILE.off_cpu/.gil_wait";
+constexpr const char* kFlameGraphHelp = "Self-contained HTML flame graphs (one per kind) in this file";
 
 // argv joined for the record, with the ClickHouse password replaced; and the
 // password overwritten in argv itself so it does not stay readable in
@@ -72,6 +74,8 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   out->add_option("--folded", o.folded_path,
                   "Collapsed stacks for flame graphs: CPU in FILE, off-CPU/GIL time in FILE.off_cpu/.gil_wait");
   out->add_option("--speedscope", o.speedscope_path, "speedscope profile (one per thread and kind) in this file");
+  out->add_option("--pprof", o.pprof_path, kPprofHelp);
+  out->add_option("--flamegraph", o.html_path, kFlameGraphHelp);
   out->add_flag_callback(
       "--no-report", [&o] { o.report = false; }, "No end-of-run report on stderr (the summary lines stay)");
   flags::check(out->add_option("--flush-timeout", o.flush_timeout_s,
@@ -98,6 +102,11 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   report->add_option("FILE", o.report_file, "SQLite file written by --sqlite, or saved JSON lines")->required();
   flags::check(report->add_option("--run", o.report_run, "Run id in the file (default: the latest)"),
                flags::whole(1, 0, "", "2"));
+  // Flame-graph files from the stored events instead of the printed report.
+  report->add_option("--folded", o.folded_path, "Write collapsed stacks (as pyebpf --folded) instead of the report");
+  report->add_option("--speedscope", o.speedscope_path, "Write a speedscope profile instead of the report");
+  report->add_option("--pprof", o.pprof_path, kPprofHelp);
+  report->add_option("--flamegraph", o.html_path, kFlameGraphHelp);
 
   try {
     cli.parse(argc, argv);
