@@ -47,6 +47,10 @@ function(bpf_object name source)
             -c ${src} -o ${obj}
     COMMAND ${BPFTOOL} gen object ${linked} ${obj}
     COMMAND ${BPFTOOL} gen skeleton ${linked} name ${name}_bpf > ${skel}
+    # bpftool declares __kconfig booleans (usdt.bpf.h's LINUX_HAS_BPF_COOKIE)
+    # with C's _Bool, a GNU extension in C++: g++ takes it, clang++ (the
+    # sanitizer build) in strict C++20 does not. Skeletons are C++-only here.
+    COMMAND sed -i s/_Bool/bool/g ${skel}
     DEPENDS ${src} ${bpf_headers}
     COMMENT "BPF ${name}: clang -> bpftool skeleton"
     VERBATIM)

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "app/registry.hpp"
+#include "util/flag_rules.hpp"
 
 #ifndef PYEBPF_VERSION
 #define PYEBPF_VERSION "0.0.0"
@@ -16,6 +17,8 @@ namespace pyebpf::app {
 namespace {
 
 constexpr const char* kPasswordFlag = "--clickhouse-password";
+constexpr const char* kPprofHelp = "Gzipped pprof profiles: CPU in FILE, off-CPU/GIL time in FILE.off_cpu/.gil_wait";
+constexpr const char* kFlameGraphHelp = "Self-contained HTML flame graphs (one per kind) in this file";
 
 // argv joined for the record, with the ClickHouse password replaced; and the
 // password overwritten in argv itself so it does not stay readable in
@@ -49,56 +52,71 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   cli.get_formatter()->column_width(34);
 
   // -p and -e are required unless a subcommand (report) is given: checked after parsing.
-  auto* pid_opt = cli.add_option("-p,--pid", o.pids,
-                                 "Host PIDs of the Python processes to profile, with their descendants (one or more)")
-                      ->expected(1, -1)
-                      ->check(CLI::PositiveNumber);
+  auto* pid_opt = flags::check_pid(
+      cli.add_option("-p,--pid", o.pids,
+                     "Host PIDs of the Python processes to profile, with their descendants (one or more)")
+          ->expected(1, -1));
   auto* name_opt = cli.add_option("-n,--name", o.name_pattern,
                                   "Also profile processes whose command line matches this extended regex, running "
                                   "now or started later (as pgrep -f)");
   cli.add_flag_callback(
       "--no-children", [&o] { o.follow_children = false; },
       "Do not follow the processes the targets fork or spawn (only -p PIDs and --name matches)");
-  cli.add_option("--max-targets", o.max_targets, "Most processes traced at once; more are refused and counted (256)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
+  flags::check(cli.add_option("--max-targets", o.max_targets,
+                              "Most processes traced at once; more are refused and counted (256)"),
+               flags::whole(1, 4096, "processes", "64"));
   auto* env_opt = cli.add_option("-e,--env", o.env, "Environment name, copied into every event as \"env\" (required)");
   cli.add_option("--enable", o.enable, "Trackers to run (default: all implemented): " + tracker_names_help())
       ->expected(1, -1);
   cli.add_flag("--also-stdout", o.also_stdout, "Print JSON lines on stdout even when another output is set");
-  cli.add_option("--duration", o.duration_s, "Stop after this many seconds (default: run until Ctrl-C/SIGTERM)")
-      ->check(CLI::NonNegativeNumber);
+  flags::check(
+      cli.add_option("--duration", o.duration_s, "Stop after this many seconds (default: run until Ctrl-C/SIGTERM)"),
+      flags::above_zero("seconds", "60"));
   cli.add_flag("-v", o.verbosity, "More logging on stderr: -v debug, -vv trace (libbpf and verifier output)");
 
   o.trackers = add_tracker_options(cli);
 
   auto* out = cli.add_option_group("outputs", "Where events go (stdout JSON lines unless one of these is set)");
   out->add_option("--sqlite", o.sqlite_path, "Store events in this SQLite file (one table per metric; WAL)");
-  out->add_option("--sqlite-queue-max", o.sqlite_queue_max, "Events held for SQLite before dropping (default 100000)")
-      ->check(CLI::PositiveNumber);
+  flags::check(out->add_option("--sqlite-queue-max", o.sqlite_queue_max,
+                               "Events held for SQLite before dropping (default 100000)"),
+               flags::whole(1, 0, "events", "100000"));
   out->add_option("--folded", o.folded_path,
                   "Collapsed stacks for flame graphs: CPU in FILE, off-CPU/GIL time in FILE.off_cpu/.gil_wait");
   out->add_option("--speedscope", o.speedscope_path, "speedscope profile (one per thread and kind) in this file");
+  out->add_option("--pprof", o.pprof_path, kPprofHelp);
+  out->add_option("--flamegraph", o.html_path, kFlameGraphHelp);
   out->add_flag_callback(
       "--no-report", [&o] { o.report = false; }, "No end-of-run report on stderr (the summary lines stay)");
-  out->add_option("--flush-timeout", o.flush_timeout_s, "At exit, seconds to deliver what databases still hold (10)")
-      ->check(CLI::NonNegativeNumber);
+  flags::check(out->add_option("--flush-timeout", o.flush_timeout_s,
+                               "At exit, seconds to deliver what databases still hold (10)"),
+               flags::zero_or_more("seconds", "10"));
 
   auto* ch = cli.add_option_group("ClickHouse", "ClickHouse output (HTTP interface)");
-  ch->add_option("--clickhouse-url", o.clickhouse_url, "e.g. http://127.0.0.1:8123 (enables the ClickHouse output)");
+  flags::check_http_url(ch->add_option("--clickhouse-url", o.clickhouse_url,
+                                       "e.g. http://127.0.0.1:8123 (enables the ClickHouse output)"));
   ch->add_option("--clickhouse-user", o.clickhouse_user, "User (default: default)");
   ch->add_option(kPasswordFlag, o.clickhouse_password, "Password; prefer the environment variable (not shown by ps)")
       ->envname("PYEBPF_CLICKHOUSE_PASSWORD");
   ch->add_option("--clickhouse-database", o.clickhouse_database, "Database holding the ebpf_* tables (default)");
-  ch->add_option("--ch-batch-size", o.ch_batch_size, "Rows per insert and table (default 5000)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
-  ch->add_option("--ch-flush-interval", o.ch_flush_interval_s, "Seconds a row may wait for its batch (default 30)")
-      ->check(CLI::PositiveNumber);
-  ch->add_option("--ch-queue-max", o.ch_queue_max, "Events held for ClickHouse before dropping (default 100000)")
-      ->check(CLI::PositiveNumber);
+  flags::check(ch->add_option("--ch-batch-size", o.ch_batch_size, "Rows per insert and table (default 5000)"),
+               flags::whole(1, 1000000, "rows", "5000"));
+  flags::check(
+      ch->add_option("--ch-flush-interval", o.ch_flush_interval_s, "Seconds a row may wait for its batch (default 30)"),
+      flags::above_zero("seconds", "30"));
+  flags::check(
+      ch->add_option("--ch-queue-max", o.ch_queue_max, "Events held for ClickHouse before dropping (default 100000)"),
+      flags::whole(1, 0, "events", "100000"));
 
   auto* report = cli.add_subcommand("report", "Print the end-of-run report of a run stored with --sqlite");
   report->add_option("FILE", o.report_file, "SQLite file written by --sqlite, or saved JSON lines")->required();
-  report->add_option("--run", o.report_run, "Run id in the file (default: the latest)")->check(CLI::PositiveNumber);
+  flags::check(report->add_option("--run", o.report_run, "Run id in the file (default: the latest)"),
+               flags::whole(1, 0, "", "2"));
+  // Flame-graph files from the stored events instead of the printed report.
+  report->add_option("--folded", o.folded_path, "Write collapsed stacks (as pyebpf --folded) instead of the report");
+  report->add_option("--speedscope", o.speedscope_path, "Write a speedscope profile instead of the report");
+  report->add_option("--pprof", o.pprof_path, kPprofHelp);
+  report->add_option("--flamegraph", o.html_path, kFlameGraphHelp);
 
   try {
     cli.parse(argc, argv);
@@ -116,7 +134,7 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
     exit_code = cli.exit(e);
     return std::nullopt;
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "pyebpf: error: %s (see pyebpf --help)\n", e.what());
+    std::fprintf(stderr, "pyebpf: error: %s (see pyebpf --help)\n", flags::describe(e).c_str());
     exit_code = 2;
     return std::nullopt;
   }

@@ -33,6 +33,8 @@ struct Options {
   std::size_t sqlite_queue_max = 100000;
   std::string folded_path;
   std::string speedscope_path;
+  std::string pprof_path;       // gzipped pprof profiles: CPU in FILE, the other kinds beside it
+  std::string html_path;        // --flamegraph: one self-contained HTML page
   bool report = true;           // end-of-run report on stderr
   double flush_timeout_s = 10;  // at exit, time to deliver what the database sinks still hold
 
@@ -44,7 +46,7 @@ struct Options {
   double ch_flush_interval_s = 30;
   std::size_t ch_queue_max = 100000;
 
-  // `pyebpf report FILE [--run N]`
+  // `pyebpf report FILE [--run N]` (with flame-graph outputs: converts instead of printing)
   std::string report_file;
   long report_run = 0;  // 0: the latest run in the file
 

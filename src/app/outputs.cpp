@@ -30,9 +30,20 @@ std::string host_name() {
   return buf;
 }
 
+sinks::FlameGraphSink::Options flame_graph_options(const Options& o, const sinks::RunInfo& run) {
+  return {.folded_path = o.folded_path,
+          .speedscope_path = o.speedscope_path,
+          .title = fmt::format("pyebpf {} pid {} on {}", run.env, fmt::join(run.pids, ","), run.host),
+          .exporter = std::string("pyebpf ") + PYEBPF_VERSION,
+          .kinds = flame_graph_kinds(o.trackers),
+          .pprof_path = o.pprof_path,
+          .html_path = o.html_path};
+}
+
 Outputs::Outputs(const Options& o, const sinks::RunInfo& run) : options_(o) {
-  bool other =
-      !o.sqlite_path.empty() || !o.clickhouse_url.empty() || !o.folded_path.empty() || !o.speedscope_path.empty();
+  const bool flame_graphs =
+      !o.folded_path.empty() || !o.speedscope_path.empty() || !o.pprof_path.empty() || !o.html_path.empty();
+  bool other = !o.sqlite_path.empty() || !o.clickhouse_url.empty() || flame_graphs;
   if (!other || o.also_stdout) {
     stdout_ = std::make_unique<sinks::JsonLinesSink>(STDOUT_FILENO);
     fan_out_.add(stdout_.get());
@@ -41,11 +52,8 @@ Outputs::Outputs(const Options& o, const sinks::RunInfo& run) : options_(o) {
     report_ = std::make_unique<sinks::ReportSink>(make_report());
     fan_out_.add(report_.get());
   }
-  if (!o.folded_path.empty() || !o.speedscope_path.empty()) {
-    flame_graphs_ = std::make_unique<sinks::FlameGraphSink>(sinks::FlameGraphSink::Options{
-        o.folded_path, o.speedscope_path,
-        fmt::format("pyebpf {} pid {} on {}", run.env, fmt::join(run.pids, ","), run.host),
-        std::string("pyebpf ") + PYEBPF_VERSION, flame_graph_kinds(o.trackers)});
+  if (flame_graphs) {
+    flame_graphs_ = std::make_unique<sinks::FlameGraphSink>(flame_graph_options(o, run));
     fan_out_.add(flame_graphs_.get());
   }
   if (!o.clickhouse_url.empty()) {

@@ -10,11 +10,12 @@
 #include "sinks/report.hpp"
 #include "sinks/run_info.hpp"
 
+#include "sinks/flame_graph_sink.hpp"
+
 namespace pyebpf::sinks {
 class JsonLinesSink;
 class SqliteSink;
 class ClickHouseSink;
-class FlameGraphSink;
 }  // namespace pyebpf::sinks
 
 namespace pyebpf::app {
@@ -51,6 +52,10 @@ class Outputs {
   std::unique_ptr<sinks::ReportSink> report_;
   std::vector<sinks::Sink*> closing_order_;
 };
+
+// The flame-graph files the flags ask for (--folded, --speedscope, --pprof,
+// --flamegraph), titled after the run.
+sinks::FlameGraphSink::Options flame_graph_options(const Options& options, const sinks::RunInfo& run);
 
 // The machine's host name ("unknown" if it has none).
 std::string host_name();

@@ -6,8 +6,11 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 
+#include "app/cli.hpp"
+#include "app/outputs.hpp"
 #include "app/registry.hpp"
 #include "pyebpf/error.hpp"
 #include "sinks/record_input.hpp"
@@ -19,10 +22,12 @@ namespace pyebpf::app {
 
 namespace {
 
-// A report fed stored events: each parsed into a record of its metric's
-// schema once, here; metrics no tracker emits are only counted.
+// A report (or flame-graph files) fed stored events: each parsed into a
+// record of its metric's schema once, here; metrics no tracker emits are
+// only counted.
 struct StoredEvents {
   sinks::Report report = make_report();
+  std::unique_ptr<sinks::FlameGraphSink> flame_graphs;
   std::map<const sinks::TableSchema*, sinks::Record> records;
 
   void add(const nlohmann::ordered_json& e) {
@@ -35,9 +40,41 @@ struct StoredEvents {
     }
     sinks::Record& r = records.try_emplace(schema, *schema).first->second;
     sinks::record_from_json(e, r);
-    report.add(r);
+    if (flame_graphs)
+      flame_graphs->write(r);
+    else
+      report.add(r);
+  }
+
+  // Writes the flame-graph files and says what was written.
+  void write_flame_graphs() {
+    flame_graphs->begin_close(sinks::SteadyClock::now());
+    std::fprintf(stderr, "pyebpf report: %s\n", flame_graphs->summary().c_str());
   }
 };
+
+bool wants_flame_graphs(const Options& o) {
+  return !o.folded_path.empty() || !o.speedscope_path.empty() || !o.pprof_path.empty() || !o.html_path.empty();
+}
+
+// The tracker options the stored run had (py_stack's sample rate sets what
+// a CPU sample weighs): its command line parsed again, or the defaults.
+TrackerOptionsMap stored_tracker_options(const std::string& command_line, const Options& fallback) {
+  std::vector<std::string> words;
+  for (std::size_t at = 0; at < command_line.size();) {
+    auto end = command_line.find(' ', at);
+    if (end == std::string::npos) end = command_line.size();
+    if (end > at) words.push_back(command_line.substr(at, end - at));
+    at = end + 1;
+  }
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  int exit_code = 0;
+  auto parsed = argv.empty() ? std::nullopt : parse_command_line(static_cast<int>(argv.size()), argv.data(), exit_code);
+  if (parsed) return parsed->trackers;
+  std::fprintf(stderr, "pyebpf report: the run's command line does not parse again: tracker defaults assumed\n");
+  return fallback.trackers;
+}
 
 bool is_sqlite(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -49,22 +86,43 @@ bool is_sqlite(const std::string& path) {
 
 // JSON lines as pyebpf prints them (a saved stdout): the report only, since
 // the run's summary lines went to stderr.
-int report_from_json_lines(const std::string& path) {
+int report_from_json_lines(const Options& options) {
+  const std::string& path = options.report_file;
   std::ifstream f(path);
   StoredEvents report;
+  if (wants_flame_graphs(options)) {
+    // JSON lines do not say how the run was made: the tracker options are
+    // this command's (defaults, or e.g. `pyebpf --pystack-frequency 199 report ...`).
+    auto o = flame_graph_options(options, sinks::RunInfo{});
+    o.title = "pyebpf " + path;
+    report.flame_graphs = std::make_unique<sinks::FlameGraphSink>(std::move(o));
+  }
   std::string line;
-  std::size_t bad = 0;
+  std::size_t events = 0, bad = 0;
   while (std::getline(f, line)) {
     if (line.empty()) continue;
     auto e = nlohmann::ordered_json::parse(line, nullptr, false);
-    if (e.is_discarded() || !e.is_object()) {
+    auto metric = e.is_object() ? e.find("metric") : e.end();
+    if (e.is_discarded() || !e.is_object() || metric == e.end() || !metric->is_string()) {
       ++bad;
       continue;
     }
+    ++events;
     report.add(e);
   }
+  // A report of nothing would read as "the run saw nothing": say what the file is instead.
+  if (events == 0) {
+    throw Error(fmt::format("{} is neither a pyebpf SQLite file nor JSON lines of pyebpf events ({})", path,
+                            bad ? fmt::format("{} lines, none a pyebpf event", bad) : "empty"),
+                "give it the file --sqlite wrote, or pyebpf's saved stdout");
+  }
+  if (report.flame_graphs) {
+    if (bad) std::fprintf(stderr, "pyebpf report: %zu lines skipped: not pyebpf events\n", bad);
+    report.write_flame_graphs();
+    return 0;
+  }
   std::string out = fmt::format("pyebpf report: {} (JSON lines{})\n\n", path,
-                                bad ? fmt::format(", {} lines skipped: not JSON objects", bad) : "");
+                                bad ? fmt::format(", {} lines skipped: not pyebpf events", bad) : "");
   std::fputs((out + report.report.render()).c_str(), stdout);
   return 0;
 }
@@ -72,7 +130,7 @@ int report_from_json_lines(const std::string& path) {
 }  // namespace
 
 int print_stored_report(const Options& options) {
-  if (!is_sqlite(options.report_file)) return report_from_json_lines(options.report_file);
+  if (!is_sqlite(options.report_file)) return report_from_json_lines(options);
   sinks::SqliteStore store(options.report_file, sinks::SqliteStore::Mode::Read);
   auto runs = store.runs();
   if (runs.empty()) throw Error(options.report_file + " holds no pyebpf run");
@@ -88,7 +146,16 @@ int print_stored_report(const Options& options) {
     }
   }
   StoredEvents stored;
+  if (wants_flame_graphs(options)) {
+    Options run_options = options;
+    run_options.trackers = stored_tracker_options(run->info.command_line, options);
+    stored.flame_graphs = std::make_unique<sinks::FlameGraphSink>(flame_graph_options(run_options, run->info));
+  }
   store.for_each_event(run->run_id, [&](const nlohmann::ordered_json& e) { stored.add(e); });
+  if (stored.flame_graphs) {
+    stored.write_flame_graphs();
+    return 0;
+  }
   const sinks::Report& report = stored.report;
 
   std::string pids;

@@ -18,8 +18,7 @@ Fd open_pidfd(pid_t pid) {
   int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   if (fd < 0) {
     if (errno == ESRCH)
-      throw Error("pid " + std::to_string(pid) + " does not exist",
-                  "check the PID with `ps -p " + std::to_string(pid) + "`");
+      throw Error("pid " + std::to_string(pid) + " does not exist", "check the PID with ps -p " + std::to_string(pid));
     throw Error(errno_text("pidfd_open(" + std::to_string(pid) + ")", errno), "pyebpf needs Linux >= 5.3");
   }
   return Fd(fd);

@@ -125,41 +125,54 @@ ElfFile ElfFile::open(const std::string& path) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) throw Error(errno_text("cannot open " + path, errno));
   ElfHandle elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
-  if (!elf || elf_kind(elf.get()) != ELF_K_ELF) throw Error(path + " is not an ELF file: " + elf_errmsg(-1));
+  return parse(elf.get(), path);
+}
+
+ElfFile ElfFile::from_memory(std::vector<char> image, const std::string& name) {
+  if (elf_version(EV_CURRENT) == EV_NONE) throw Error("libelf initialisation failed");
+  // elf_memory() may convert data in place: the kept image stays pristine for later reads.
+  auto kept = std::make_shared<const std::vector<char>>(image);
+  ElfHandle elf(elf_memory(image.data(), image.size()));
+  ElfFile file = parse(elf.get(), name);
+  file.image_ = std::move(kept);
+  return file;
+}
+
+ElfFile ElfFile::parse(Elf* elf, const std::string& path) {
+  if (!elf || elf_kind(elf) != ELF_K_ELF) throw Error(path + " is not an ELF file: " + elf_errmsg(-1));
 
   ElfFile file;
   file.path_ = path;
   GElf_Ehdr ehdr;
-  if (!gelf_getehdr(elf.get(), &ehdr)) throw Error(path + ": bad ELF header: " + elf_errmsg(-1));
+  if (!gelf_getehdr(elf, &ehdr)) throw Error(path + ": bad ELF header: " + elf_errmsg(-1));
   file.shared_object_ = ehdr.e_type == ET_DYN;
 
   std::size_t phnum = 0;
-  elf_getphdrnum(elf.get(), &phnum);
+  elf_getphdrnum(elf, &phnum);
   for (std::size_t i = 0; i < phnum; ++i) {
     GElf_Phdr phdr;
-    if (!gelf_getphdr(elf.get(), static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD) continue;
+    if (!gelf_getphdr(elf, static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD) continue;
     file.segments_.push_back({phdr.p_vaddr, phdr.p_offset, phdr.p_filesz, phdr.p_memsz, (phdr.p_flags & PF_X) != 0});
   }
 
   std::size_t shstrndx = 0;
-  bool shstrndx_ok = elf_getshdrstrndx(elf.get(), &shstrndx) == 0;
+  bool shstrndx_ok = elf_getshdrstrndx(elf, &shstrndx) == 0;
   // Two passes so .dynsym names win over same-named .symtab entries.
-  Elf_Data* versym = find_versym(elf.get());
+  Elf_Data* versym = find_versym(elf);
   for (int pass = 0; pass < 2; ++pass) {
     Elf_Scn* scn = nullptr;
-    while ((scn = elf_nextscn(elf.get(), scn)) != nullptr) {
+    while ((scn = elf_nextscn(elf, scn)) != nullptr) {
       GElf_Shdr shdr;
       if (!gelf_getshdr(scn, &shdr)) continue;
       if (pass == 0 && shdr.sh_type == SHT_DYNSYM)
-        read_symbols(elf.get(), scn, shdr, true, versym, file.symbols_, &file.imports_, file.functions_);
+        read_symbols(elf, scn, shdr, true, versym, file.symbols_, &file.imports_, file.functions_);
       if (pass == 1 && shdr.sh_type == SHT_SYMTAB) {
         file.has_symtab_ = true;
-        read_symbols(elf.get(), scn, shdr, false, nullptr, file.symbols_, nullptr, file.functions_);
+        read_symbols(elf, scn, shdr, false, nullptr, file.symbols_, nullptr, file.functions_);
       }
-      if (pass == 0 && shdr.sh_type == SHT_NOTE && file.build_id_.empty())
-        file.build_id_ = read_build_id(elf.get(), scn);
+      if (pass == 0 && shdr.sh_type == SHT_NOTE && file.build_id_.empty()) file.build_id_ = read_build_id(elf, scn);
       if (pass == 0 && shdr.sh_type == SHT_NOTE && shstrndx_ok) {
-        const char* name = elf_strptr(elf.get(), shstrndx, shdr.sh_name);
+        const char* name = elf_strptr(elf, shstrndx, shdr.sh_name);
         if (name && std::strcmp(name, ".note.stapsdt") == 0) read_usdt_probes(scn, file.usdt_probes_);
       }
     }
@@ -215,9 +228,17 @@ std::optional<UsdtProbe> ElfFile::usdt_probe(std::string_view provider, std::str
 
 std::vector<std::string> ElfFile::strings_starting_with(const std::string& section, std::string_view prefix) const {
   std::vector<std::string> out;
-  Fd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return out;
-  ElfHandle elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
+  Fd fd;
+  std::vector<char> image;
+  ElfHandle elf;
+  if (image_) {
+    image = *image_;
+    elf.reset(elf_memory(image.data(), image.size()));
+  } else {
+    fd.reset(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) return out;
+    elf.reset(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
+  }
   std::size_t shstrndx = 0;
   if (!elf || elf_getshdrstrndx(elf.get(), &shstrndx) != 0) return out;
   Elf_Scn* scn = nullptr;
@@ -264,8 +285,13 @@ std::optional<std::vector<std::uint8_t>> ElfFile::read(std::uint64_t vaddr, std:
   auto offset = file_offset(vaddr);
   if (!offset || !file_offset(vaddr + len - 1) || *file_offset(vaddr + len - 1) != *offset + len - 1)
     return std::nullopt;
-  Fd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
   std::vector<std::uint8_t> out(len);
+  if (image_) {
+    if (*offset > image_->size() || image_->size() - *offset < len) return std::nullopt;
+    std::memcpy(out.data(), image_->data() + *offset, len);
+    return out;
+  }
+  Fd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd || ::pread(fd.get(), out.data(), len, static_cast<off_t>(*offset)) != static_cast<ssize_t>(len))
     return std::nullopt;
   return out;

@@ -10,6 +10,8 @@
 #include <unordered_set>
 #include <vector>
 
+struct Elf;  // libelf's handle
+
 namespace pyebpf::binary {
 
 struct ElfSymbol {
@@ -45,6 +47,9 @@ class ElfFile {
  public:
   // Throws pyebpf::Error naming the file if it cannot be opened or parsed.
   static ElfFile open(const std::string& path);
+  // The same from an image already in memory (fuzzing, files read some other
+  // way); `name` stands for the path in errors.
+  static ElfFile from_memory(std::vector<char> image, const std::string& name);
 
   const std::string& path() const { return path_; }
   bool is_shared_object() const { return shared_object_; }  // ET_DYN (PIE or .so), else ET_EXEC
@@ -84,7 +89,11 @@ class ElfFile {
   std::vector<std::string> strings_starting_with(const std::string& section, std::string_view prefix) const;
 
  private:
+  static ElfFile parse(Elf* elf, const std::string& path);
+
   std::string path_;
+  // The bytes of a from_memory() file, for strings_starting_with() and read(); null for files on disk.
+  std::shared_ptr<const std::vector<char>> image_;
   bool shared_object_ = false;
   bool has_symtab_ = false;
   std::string build_id_;

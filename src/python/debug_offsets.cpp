@@ -2,7 +2,6 @@
 #include "python/debug_offsets.hpp"
 
 #include <cstring>
-#include <vector>
 
 namespace pyebpf::python {
 namespace {
@@ -11,9 +10,9 @@ constexpr char kCookie[8] = {'x', 'd', 'e', 'b', 'u', 'g', 'p', 'y'};
 // A sane upper bound for any struct offset or size; larger means garbage.
 constexpr std::uint64_t kMaxValue = 1 << 24;
 
-std::uint64_t u64_at(const std::vector<std::uint8_t>& raw, std::uint32_t at) {
+std::uint64_t u64_at(std::span<const std::uint8_t> raw, std::uint32_t at) {
   std::uint64_t v = 0;
-  if (at + 8 <= raw.size()) std::memcpy(&v, raw.data() + at, 8);
+  if (std::uint64_t{at} + 8 <= raw.size()) std::memcpy(&v, raw.data() + at, 8);
   return v;
 }
 
@@ -26,27 +25,35 @@ DebugOffsetsResult invalid(std::string why) {
 DebugOffsetsResult apply_debug_offsets(OffsetsRow& row, const ProcessMemory& memory, std::uint64_t runtime_addr,
                                        std::uint64_t runtime_size, const PyVersion& version) {
   if (!row.debug_offsets) return {DebugOffsetsStatus::NotInRow, {}};
-  const DebugOffsetsLayout& layout = *row.debug_offsets;
-  auto raw = memory.read_bytes(runtime_addr, layout.size);
+  auto raw = memory.read_bytes(runtime_addr, row.debug_offsets->size);
   if (!raw) return invalid("_PyRuntime is unreadable");
-  if (std::memcmp(raw->data() + layout.cookie_at, kCookie, sizeof(kCookie)) != 0)
+  return apply_debug_offsets(row, *raw, runtime_size, version);
+}
+
+DebugOffsetsResult apply_debug_offsets(OffsetsRow& row, std::span<const std::uint8_t> raw, std::uint64_t runtime_size,
+                                       const PyVersion& version) {
+  if (!row.debug_offsets) return {DebugOffsetsStatus::NotInRow, {}};
+  const DebugOffsetsLayout& layout = *row.debug_offsets;
+  if (raw.size() < layout.size || std::uint64_t{layout.cookie_at} + sizeof(kCookie) > raw.size())
+    return invalid("_PyRuntime is shorter than _Py_DebugOffsets");
+  if (std::memcmp(raw.data() + layout.cookie_at, kCookie, sizeof(kCookie)) != 0)
     return invalid("_PyRuntime does not start with _Py_DebugOffsets (no \"xdebugpy\" cookie)");
-  std::uint64_t hex = u64_at(*raw, layout.version_at);
+  std::uint64_t hex = u64_at(raw, layout.version_at);
   if (((hex >> 24) & 0xff) != static_cast<std::uint64_t>(version.major) ||
       ((hex >> 16) & 0xff) != static_cast<std::uint64_t>(version.minor))
     return invalid("_Py_DebugOffsets names another version than the interpreter");
-  if (layout.free_threaded_at && u64_at(*raw, *layout.free_threaded_at) != 0)
+  if (layout.free_threaded_at && u64_at(raw, *layout.free_threaded_at) != 0)
     return {DebugOffsetsStatus::FreeThreaded, {}};
 
   // Validate everything before changing anything: all or nothing.
   std::map<std::string, std::uint64_t, std::less<>> fields, sizes;
   for (const auto& [name, at] : layout.fields) {
-    std::uint64_t v = u64_at(*raw, at);
+    std::uint64_t v = u64_at(raw, at);
     if (v > kMaxValue) return invalid("_Py_DebugOffsets value of " + name + " is out of range");
     fields[name] = v;
   }
   for (const auto& [name, at] : layout.sizes) {
-    std::uint64_t v = u64_at(*raw, at);
+    std::uint64_t v = u64_at(raw, at);
     if (v > kMaxValue) return invalid("_Py_DebugOffsets size of " + name + " is out of range");
     sizes[name] = v;
   }

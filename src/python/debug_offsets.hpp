@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "python/memory.hpp"
@@ -31,6 +32,10 @@ struct DebugOffsetsResult {
 // symbol when `runtime_size` is known, sane values) and, all or nothing,
 // written over the row's values, so a patch release that moved a field works.
 DebugOffsetsResult apply_debug_offsets(OffsetsRow& row, const ProcessMemory& memory, std::uint64_t runtime_addr,
+                                       std::uint64_t runtime_size, const PyVersion& version);
+// The same on the first bytes of _PyRuntime already copied out of the target
+// (shorter than the row's _Py_DebugOffsets layout: Invalid).
+DebugOffsetsResult apply_debug_offsets(OffsetsRow& row, std::span<const std::uint8_t> runtime_head,
                                        std::uint64_t runtime_size, const PyVersion& version);
 
 }  // namespace pyebpf::python

@@ -2,22 +2,16 @@
 #include "python/process.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "pyebpf/error.hpp"
 #include "python/bpf_layout.hpp"
 #include "python/debug_offsets.hpp"
 #include "python/line_table.hpp"
 #include "util/files.hpp"
+#include "util/text.hpp"
 
 namespace pyebpf::python {
 namespace {
-
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "0x%lx", static_cast<unsigned long>(v));
-  return buf;
-}
 
 // "pid 12 (CPython 3.14.10, python3.14)": the target in attach errors.
 std::string who_of(pid_t pid, const Interpreter& interp) {

@@ -60,7 +60,7 @@ stack::PyFrame Symbolizer::resolve(const pyebpf_py_frame& frame) {
     if (!code.valid) cache_.erase(it);
     return {"<unknown>", "<unknown>", 0};
   }
-  return {code.function, code.file, line_of(code, frame.instr)};
+  return {code.function, code.file, line_of(code, frame.instr), code.first_line};
 }
 
 }  // namespace pyebpf::python

@@ -131,7 +131,7 @@ void Record::begin_py_stack(FieldId f) {
 void Record::add_py_frame(const stack::PyFrame& frame) {
   if (open_stack_ < 0 || values_[open_stack_].kind != Kind::PyStack)
     throw std::logic_error("metric " + metric() + ": add_py_frame without begin_py_stack");
-  py_frames_.push_back({store(frame.function), store(frame.file), frame.line});
+  py_frames_.push_back({store(frame.function), store(frame.file), frame.line, frame.first_line});
   ++values_[open_stack_].count;
 }
 
@@ -176,7 +176,7 @@ std::string_view Record::text_at(FieldId f, std::size_t i) const {
 
 stack::PyFrame Record::py_frame(FieldId f, std::size_t i) const {
   const StoredPyFrame& s = py_frames_[values_[f].begin + i];
-  return {view(s.function), view(s.file), s.line};
+  return {view(s.function), view(s.file), s.line, s.first_line};
 }
 
 stack::NativeFrame Record::native_frame(FieldId f, std::size_t i) const {

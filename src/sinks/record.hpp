@@ -109,7 +109,7 @@ class Record {
   };
   struct StoredPyFrame {
     Span function, file;
-    std::int32_t line;
+    std::int32_t line, first_line;
   };
   struct StoredNativeFrame {
     stack::NativeFrame::Kind kind;

@@ -2,6 +2,8 @@
 #include "sinks/record_input.hpp"
 
 #include <cmath>
+#include <cstdint>
+#include <optional>
 
 namespace pyebpf::sinks {
 namespace {
@@ -10,6 +12,47 @@ using Json = nlohmann::ordered_json;
 
 std::string text_of(const Json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// The integer a JSON value holds for a column of integer type `t`, or nullopt
+// when it holds none the column can: a file handed to `pyebpf report` may
+// hold anything, and the report turns counts, generations and tids into
+// doubles and back, where a value beyond the type or beyond ±2^53 (where
+// doubles stop counting exactly) is garbage or undefined behaviour.
+std::optional<std::int64_t> whole(const Json& v, ColumnType t) {
+  constexpr double kExact = 9007199254740992.0;  // 2^53
+  double d;
+  if (v.is_number_integer())
+    d = v.is_number_unsigned() ? static_cast<double>(v.get<std::uint64_t>())
+                               : static_cast<double>(v.get<std::int64_t>());
+  else if (v.is_number_float())
+    d = std::round(v.get<double>());
+  else if (v.is_boolean())
+    d = v.get<bool>() ? 1 : 0;
+  else
+    return std::nullopt;
+  double low = -kExact, high = kExact;
+  switch (t) {
+    case ColumnType::UInt8:
+      low = 0, high = UINT8_MAX;
+      break;
+    case ColumnType::UInt16:
+      low = 0, high = UINT16_MAX;
+      break;
+    case ColumnType::UInt32:
+      low = 0, high = UINT32_MAX;
+      break;
+    case ColumnType::UInt64:
+      low = 0;
+      break;
+    case ColumnType::Int32:
+      low = INT32_MIN, high = INT32_MAX;
+      break;
+    default:
+      break;
+  }
+  if (!(d >= low && d <= high)) return std::nullopt;  // NaN too
+  return static_cast<std::int64_t>(d);
 }
 
 void set_value(Record& r, FieldId f, const Column& c, const Json& v) {
@@ -30,14 +73,12 @@ void set_value(Record& r, FieldId f, const Column& c, const Json& v) {
     case T::UInt64:
     case T::Int32:
     case T::Int64:
-      if (v.is_number_unsigned())
-        r.set_uint(f, v.get<std::uint64_t>());
-      else if (v.is_number_integer())
-        r.set_int(f, v.get<std::int64_t>());
-      else if (v.is_number_float() && std::isfinite(v.get<double>()))
-        r.set_int(f, std::llround(v.get<double>()));
-      else if (v.is_boolean())
-        r.set_uint(f, v.get<bool>() ? 1 : 0);
+      if (auto n = whole(v, c.type)) {
+        if (*n >= 0)
+          r.set_uint(f, static_cast<std::uint64_t>(*n));
+        else
+          r.set_int(f, *n);
+      }
       break;
     case T::Float64:
       if (v.is_number()) r.set_float(f, v.get<double>());

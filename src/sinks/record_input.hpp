@@ -14,7 +14,8 @@ namespace pyebpf::sinks {
 // a JSON object as pyebpf writes it. Fields the schema does not know (another
 // pyebpf version's) are ignored; a value of the wrong type leaves its field
 // absent. Values are taken leniently: a number where an integer belongs is
-// rounded, a non-string where text belongs is kept as its JSON text.
+// rounded, a non-string where text belongs is kept as its JSON text; but an
+// integer the column's type cannot hold (or beyond ±2^53) leaves it absent.
 void record_from_json(const nlohmann::ordered_json& object, Record& out);
 
 }  // namespace pyebpf::sinks

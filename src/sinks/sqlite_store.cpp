@@ -100,11 +100,22 @@ SqliteStore::SqliteStore(const std::string& path, Mode mode) : path_(path) {
   // A reader waits for a writer's checkpoint instead of failing at once.
   sqlite3_busy_timeout(db_, 5000);
   if (mode == Mode::Read) {
-    Statement check(db_, "SELECT count(*) FROM sqlite_master WHERE name = 'pyebpf_runs'");
     try {
+      Statement check(db_, "SELECT count(*) FROM sqlite_master WHERE name = 'pyebpf_runs'");
       if (!check.step() || sqlite3_column_int(check.get(), 0) == 0)
         throw Error(path + " holds no pyebpf run", "write one with: pyebpf -p PID -e ENV --sqlite " + path);
+      // pyebpf writes plain columns only. A generated one is an expression SQLite
+      // evaluates for every row read: a crafted file made the report print a
+      // gigabyte per row (2.6 GB, 24 s for three rows).
+      Statement computed(db_,
+                         "SELECT m.name FROM sqlite_master m, pragma_table_xinfo(m.name) c WHERE m.type = 'table' "
+                         "AND (m.name = 'pyebpf_runs' OR m.name LIKE 'ebpf\\_%' ESCAPE '\\') AND c.hidden != 0");
+      if (computed.step())
+        throw Error("table " + computed.text(0) + " has computed columns, which pyebpf never writes");
     } catch (const Error& e) {
+      // A constructor that throws gets no destructor call: close the file here.
+      sqlite3_close(db_);
+      db_ = nullptr;
       if (std::string(e.what()).find("no pyebpf run") != std::string::npos) throw;
       throw Error(path + " is not a SQLite file pyebpf can read: " + e.what());
     }

@@ -15,9 +15,10 @@ namespace pyebpf::stack {
 
 // A Python frame: "function (file:line)" as text.
 struct PyFrame {
-  std::string_view function;  // co_qualname (3.11+) or co_name
-  std::string_view file;      // co_filename
-  std::int32_t line = 0;      // executing line; co_firstlineno where the table has none
+  std::string_view function;    // co_qualname (3.11+) or co_name
+  std::string_view file;        // co_filename
+  std::int32_t line = 0;        // executing line; co_firstlineno where the table has none
+  std::int32_t first_line = 0;  // co_firstlineno; 0 where unknown (frames parsed back from text carry none)
 };
 
 // A native frame, user space or kernel. As text:

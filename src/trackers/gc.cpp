@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "bpf/detach.hpp"
 #include "bpf/features.hpp"
@@ -18,13 +20,11 @@
 #include "trackers/bpf_counters.hpp"
 #include "trackers/gc_events.hpp"
 #include "util/clock.hpp"
+#include "util/flag_rules.hpp"
+#include "util/text.hpp"
 
 namespace pyebpf::trackers {
 namespace {
-
-std::string hex(std::uint64_t v) {
-  return fmt::format("{:#x}", v);
-}
 
 std::string who(const python::PythonProcess& python) {
   return fmt::format("pid {} ({})", python.pid(), python.name());
@@ -70,18 +70,23 @@ std::optional<pyebpf_gc_gen_stats> read_totals(const python::ProcessMemory& memo
 
 // A generation's list head: a circular doubly-linked list of PyGC_Head
 // ({_gc_next, _gc_prev}; the low two bits of either may be flags), empty when
-// it points at itself. The target changes the young list at every allocation,
-// so one torn read proves nothing: a few tries must see it consistent once.
+// it points at itself, else linked to objects that link back to it. While a
+// collection runs, the objects' _gc_prev hold reference counts instead of
+// pointers (3.8+: update_refs), so only the last object's _gc_next is sure to
+// point back: one direction is enough. The target changes the lists at every
+// allocation and a collection splices them, so a torn read proves nothing:
+// tries spread over ~100 ms must see the head consistent once.
 bool list_head_is_consistent(const python::ProcessMemory& memory, std::uint64_t head) {
   constexpr std::uint64_t kFlags = 3;
-  for (int attempt = 0; attempt < 8; ++attempt) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    if (attempt) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     auto next = memory.read_u64(head);
     auto prev = memory.read_u64(head + 8);
     if (!next || !prev) return false;
     if (*next == head && *prev == head) return true;
     auto back = memory.read_u64((*next & ~kFlags) + 8);
-    auto forth = memory.read_u64((*prev & ~kFlags));
-    if (back && forth && (*back & ~kFlags) == head && (*forth & ~kFlags) == head) return true;
+    auto forth = memory.read_u64(*prev & ~kFlags);
+    if ((back && (*back & ~kFlags) == head) || (forth && (*forth & ~kFlags) == head)) return true;
   }
   return false;
 }
@@ -361,15 +366,10 @@ const TrackerDescriptor& gc_tracker() {
       .add_options = [](CLI::App& cli) -> std::shared_ptr<TrackerOptions> {
         auto o = std::make_shared<GcOptions>();
         auto* gc = cli.add_option_group("gc", "Garbage-collection pauses");
-        gc->add_option("--gc-min-ms", o->min_ms,
-                       "Report only collections at least this long, in ms (default 0: every one); filtered in BPF")
-            ->check(CLI::Validator(
-                [](std::string& value) -> std::string {
-                  char* end = nullptr;
-                  double ms = std::strtod(value.c_str(), &end);
-                  return end != value.c_str() && *end == '\0' && ms >= 0 ? "" : "must be 0 or more milliseconds";
-                },
-                "MS"));
+        flags::check(
+            gc->add_option("--gc-min-ms", o->min_ms,
+                           "Report only collections at least this long, in ms (default 0: every one); filtered in BPF"),
+            flags::zero_or_more("ms", "5"));
         gc->add_option("--gc-py-enable", o->py_enable,
                        "Python stack of the code that triggered each collection: true or false (default true)");
         gc->add_flag("--no-gc-py-enable{false}", o->py_enable, "Same as --gc-py-enable false");

@@ -23,15 +23,13 @@
 #include "trackers/bpf_counters.hpp"
 #include "util/clock.hpp"
 #include "util/files.hpp"
+#include "util/flag_rules.hpp"
+#include "util/text.hpp"
 
 namespace pyebpf::trackers {
 namespace {
 
 constexpr const char* kCondWait = "pthread_cond_timedwait";
-
-std::string hex(std::uint64_t v) {
-  return fmt::format("{:#x}", v);
-}
 
 std::string basename(const std::string& path) {
   return path.substr(path.find_last_of('/') + 1);
@@ -351,14 +349,17 @@ const TrackerDescriptor& gil_tracker() {
       .add_options = [](CLI::App& cli) -> std::shared_ptr<TrackerOptions> {
         auto o = std::make_shared<GilOptions>();
         auto* gil = cli.add_option_group("gil", "GIL waits");
-        gil->add_option("--gil-min-wait-ms", o->min_wait_ms, "Report GIL waits at least this long (default 1.0)")
-            ->check(CLI::Range(0.0, 3.6e6));
+        flags::check(
+            gil->add_option("--gil-min-wait-ms", o->min_wait_ms, "Report GIL waits at least this long (default 1.0)"),
+            flags::between(0, 3.6e6, "ms", "1"));
         gil->add_flag("--gil-py-enable,!--no-gil-py-enable", o->py_enable,
                       "Walk the waiter's and the holder's Python stacks (default true; --gil-py-enable false disables)")
             ->expected(0, 1);
-        gil->add_option("--gil-py-min-ms", o->py_min_ms,
-                        "Walk stacks only for waits at least this long; shorter ones report empty stacks (default 0.0)")
-            ->check(CLI::Range(0.0, 3.6e6));
+        flags::check(
+            gil->add_option(
+                "--gil-py-min-ms", o->py_min_ms,
+                "Walk stacks only for waits at least this long; shorter ones report empty stacks (default 0.0)"),
+            flags::between(0, 3.6e6, "ms", "5"));
         gil->add_option("--gil-hook", o->hook,
                         "Where to measure: cond_wait (libc pthread_cond_timedwait on the GIL: probes fire only "
                         "while the GIL is contended), take_gil (CPython's take_gil symbol: every acquisition), auto "

@@ -129,13 +129,10 @@ std::vector<sinks::FlameGraphKind> gil_flame_graphs() {
   gil.file_suffix = "gil_wait";
   gil.schema = &gil_wait_schema();
   gil.folded_scale = 1000;  // ms -> whole microseconds
+  gil.pprof_type = "gil_wait";
   gil.sample = [holder = std::string()](const sinks::Record& r, std::vector<sinks::FlameFrame>& frames) mutable {
     const GilWaitSchema& s = gil_wait_schema();
-    for (std::size_t i = 0; r.kind(s.waiter_py_stack) == sinks::Record::Kind::PyStack && i < r.size(s.waiter_py_stack);
-         ++i) {
-      auto f = r.py_frame(s.waiter_py_stack, i);
-      frames.push_back({sinks::FlameFrame::Kind::Python, f.function, f.file, f.line});
-    }
+    sinks::append_py_frames(r, s.waiter_py_stack, frames);
     std::string name(r.text(s.holder_thread_name));
     if (name.empty()) name = r.uint_value(s.holder_tid) ? fmt::format("tid {}", r.uint_value(s.holder_tid)) : "?";
     holder = "GIL held by " + name;

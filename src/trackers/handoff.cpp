@@ -19,6 +19,7 @@
 #include "trackers/handoff_events.hpp"
 #include "util/clock.hpp"
 #include "util/files.hpp"
+#include "util/flag_rules.hpp"
 
 namespace pyebpf::trackers {
 namespace {
@@ -231,10 +232,12 @@ const TrackerDescriptor& handoff_tracker() {
       .add_options = [](CLI::App& cli) -> std::shared_ptr<TrackerOptions> {
         auto o = std::make_shared<HandoffOptions>();
         auto* handoff = cli.add_option_group("handoff", "Request queue time in servers (gunicorn gthread, uwsgi)");
-        handoff->add_option("--handoff-min-ms", o->min_ms, "Emit handoff events only at or above this wait (default 0)")
-            ->check(CLI::NonNegativeNumber);
-        handoff->add_option("--rq-interval", o->rq_interval_s, "Seconds between request_queue summaries (default 10)")
-            ->check(CLI::Range(1.0, 86400.0));
+        flags::check(handoff->add_option("--handoff-min-ms", o->min_ms,
+                                         "Emit handoff events only at or above this wait (default 0)"),
+                     flags::zero_or_more("ms", "10"));
+        flags::check(handoff->add_option("--rq-interval", o->rq_interval_s,
+                                         "Seconds between request_queue summaries (default 10)"),
+                     flags::between(1, 86400, "seconds", "10"));
         handoff->add_flag("--disable-request-queue", o->disable_request_queue, "Do not emit request_queue summaries");
         return o;
       },

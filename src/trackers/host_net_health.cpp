@@ -19,6 +19,7 @@
 #include "trackers/host_net_health_events.hpp"
 #include "util/clock.hpp"
 #include "util/files.hpp"
+#include "util/flag_rules.hpp"
 
 namespace pyebpf::trackers {
 namespace {
@@ -131,7 +132,8 @@ void HostNetHealthTracker::start(TrackerContext& ctx) {
   } else {
     for (const auto& t : ctx.targets.all()) {
       auto [fd, ino] = open_ns("/proc/" + std::to_string(t.pid) + "/ns/net");
-      auto it = std::find_if(views_.begin(), views_.end(), [&](const View& v) { return v.netns == ino; });
+      // Captured by copy: clang 14 (the sanitizer build) cannot capture structured bindings by reference.
+      auto it = std::find_if(views_.begin(), views_.end(), [ino = ino](const View& v) { return v.netns == ino; });
       if (it == views_.end()) {
         View v;
         v.netns = ino;
@@ -359,9 +361,9 @@ const TrackerDescriptor& host_net_health_tracker() {
         auto o = std::make_shared<HostNetHealthOptions>();
         hnh::Thresholds& t = o->thresholds;
         auto* hnh = cli.add_option_group("host_net_health", "Periodic network health snapshot");
-        hnh->add_option("--hnh-interval", o->interval_s,
-                        "Seconds between snapshots (default 30; the first comes at start)")
-            ->check(CLI::Range(1u, 86400u));
+        flags::check(hnh->add_option("--hnh-interval", o->interval_s,
+                                     "Seconds between snapshots (default 30; the first comes at start)"),
+                     flags::whole(1, 86400, "seconds", "30"));
         hnh->add_option("--hnh-interface", o->interface, "Interface to report (default: the default route's)");
         hnh->add_option("--hnh-procs", o->procs,
                         "Comma-separated process names whose fd usage to report (default nginx,gunicorn)");
@@ -369,15 +371,27 @@ const TrackerDescriptor& host_net_health_tracker() {
                "--hnh-netns", o->netns,
                "Network namespace: 'target' (each target's, one snapshot per namespace; default) or 'self' (pyebpf's)")
             ->check(CLI::IsMember({"target", "self"}));
-        hnh->add_option("--hnh-warn-close-wait", t.close_wait, "Warn above this many CLOSE_WAIT sockets (100)");
-        hnh->add_option("--hnh-warn-time-wait", t.time_wait_one_dst,
-                        "Warn above this many TIME_WAIT sockets to one destination (15000)");
-        hnh->add_option("--hnh-warn-port-util", t.port_util_pct,
-                        "Warn above this % of the ephemeral port range used towards one destination (60)");
-        hnh->add_option("--hnh-warn-syn-sent", t.syn_sent, "Warn above this many SYN_SENT sockets (30)");
-        hnh->add_option("--hnh-warn-syn-recv", t.syn_recv, "Warn above this many SYN_RECV sockets (100)");
-        hnh->add_option("--hnh-warn-fd-util", t.fd_util_pct, "Warn above this % of a process's fd limit (80)");
-        hnh->add_option("--hnh-warn-conntrack", t.conntrack_pct, "Warn above this % of nf_conntrack_max (80)");
+        const auto sockets = flags::whole(0, 0, "sockets", "100");
+        const auto percent = flags::between(0, 100, "%", "80");
+        flags::check(
+            hnh->add_option("--hnh-warn-close-wait", t.close_wait, "Warn above this many CLOSE_WAIT sockets (100)"),
+            sockets);
+        flags::check(hnh->add_option("--hnh-warn-time-wait", t.time_wait_one_dst,
+                                     "Warn above this many TIME_WAIT sockets to one destination (15000)"),
+                     sockets);
+        flags::check(hnh->add_option("--hnh-warn-port-util", t.port_util_pct,
+                                     "Warn above this % of the ephemeral port range used towards one destination (60)"),
+                     percent);
+        flags::check(hnh->add_option("--hnh-warn-syn-sent", t.syn_sent, "Warn above this many SYN_SENT sockets (30)"),
+                     sockets);
+        flags::check(hnh->add_option("--hnh-warn-syn-recv", t.syn_recv, "Warn above this many SYN_RECV sockets (100)"),
+                     sockets);
+        flags::check(
+            hnh->add_option("--hnh-warn-fd-util", t.fd_util_pct, "Warn above this % of a process's fd limit (80)"),
+            percent);
+        flags::check(
+            hnh->add_option("--hnh-warn-conntrack", t.conntrack_pct, "Warn above this % of nf_conntrack_max (80)"),
+            percent);
         return o;
       },
       .create = [](const TrackerOptions* o, const std::vector<std::string>&) -> std::unique_ptr<Tracker> {

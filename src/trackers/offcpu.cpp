@@ -19,6 +19,7 @@
 #include "pyebpf/error.hpp"
 #include "trackers/bpf_counters.hpp"
 #include "util/clock.hpp"
+#include "util/flag_rules.hpp"
 #include "util/timer.hpp"
 
 namespace pyebpf::trackers {
@@ -317,26 +318,23 @@ const TrackerDescriptor& offcpu_tracker() {
       .add_options = [](CLI::App& cli) -> std::shared_ptr<TrackerOptions> {
         auto o = std::make_shared<OffCpuOptions>();
         auto* offcpu = cli.add_option_group("offcpu", "Off-CPU: why threads sleep");
-        offcpu
-            ->add_option("--offcpu-min-total-ms", o->min_total_ms,
-                         "Report sleeps (switch-out to wake-up) at least this long (default 20)")
-            ->check(CLI::NonNegativeNumber);
-        offcpu
-            ->add_option("--offcpu-py-min-ms", o->py_min_ms,
-                         "Attach the Python stack only to sleeps at least this long (default 0)")
-            ->check(CLI::NonNegativeNumber);
+        flags::check(offcpu->add_option("--offcpu-min-total-ms", o->min_total_ms,
+                                        "Report sleeps (switch-out to wake-up) at least this long (default 20)"),
+                     flags::zero_or_more("ms", "20"));
+        flags::check(offcpu->add_option("--offcpu-py-min-ms", o->py_min_ms,
+                                        "Attach the Python stack only to sleeps at least this long (default 0)"),
+                     flags::zero_or_more("ms", "50"));
         offcpu
             ->add_flag("--offcpu-py-enable{true},!--no-offcpu-py-enable", o->py_enable,
                        "Walk Python stacks (default true; --offcpu-py-enable false or --no-offcpu-py-enable to skip)")
             ->expected(0, 1);
-        offcpu
-            ->add_option("--offcpu-max-stack-depth", o->max_stack_depth,
-                         "Kernel and user frames kept per stack (default 20, at most 64)")
-            ->check(CLI::Range(1u, 64u));
-        offcpu
-            ->add_option("--offcpu-aggregate", o->aggregate_s,
-                         "Aggregate in BPF: every SECONDS emit total off-CPU time and count per thread and stacks")
-            ->check(CLI::PositiveNumber);
+        flags::check(offcpu->add_option("--offcpu-max-stack-depth", o->max_stack_depth,
+                                        "Kernel and user frames kept per stack (default 20, at most 64)"),
+                     flags::whole(1, 64, "frames", "20"));
+        flags::check(offcpu->add_option(
+                         "--offcpu-aggregate", o->aggregate_s,
+                         "Aggregate in BPF: every SECONDS emit total off-CPU time and count per thread and stacks"),
+                     flags::above_zero("seconds", "10"));
         offcpu->add_option("--offcpu-hook", o->hook, "Tracepoint flavour: auto (tp_btf, else raw_tp), tp_btf, raw_tp")
             ->check(CLI::IsMember({"auto", "tp_btf", "raw_tp"}));
         offcpu

@@ -180,26 +180,53 @@ std::unique_ptr<sinks::ReportSection> make_offcpu_report() {
   return std::make_unique<OffCpuSection>();
 }
 
+namespace {
+
+// Whether a native frame is CPython's evaluation loop: the Python stack
+// stands for it and for everything on its root side.
+bool is_eval_loop(const stack::NativeFrame& f) {
+  return f.kind == stack::NativeFrame::Kind::Symbol &&
+         (f.symbol.starts_with("_PyEval_EvalFrame") || f.symbol.starts_with("PyEval_EvalFrame"));
+}
+
+sinks::FlameFrame flame_frame(const stack::NativeFrame& f, sinks::FlameFrame::Kind kind) {
+  using K = stack::NativeFrame::Kind;
+  std::string_view name = f.kind == K::Symbol ? f.symbol : f.kind == K::Truncated ? stack::kTruncated : stack::kUnknown;
+  return {kind, name, f.kind == K::Symbol || f.kind == K::InModule ? f.module : std::string_view()};
+}
+
+}  // namespace
+
 std::vector<sinks::FlameGraphKind> offcpu_flame_graphs() {
   sinks::FlameGraphKind off;
   off.name = "off-CPU";
   off.file_suffix = "off_cpu";
   off.schema = &off_cpu_schema();
   off.folded_scale = 1000;  // ms -> whole microseconds
+  off.pprof_type = "off_cpu";
   off.sample = [](const sinks::Record& r, std::vector<sinks::FlameFrame>& frames) {
     using K = sinks::Record::Kind;
     const OffCpuSchema& s = off_cpu_schema();
-    for (std::size_t i = 0; r.kind(s.py_stack) == K::PyStack && i < r.size(s.py_stack); ++i) {
-      auto f = r.py_frame(s.py_stack, i);
-      frames.push_back({sinks::FlameFrame::Kind::Python, f.function, f.file, f.line});
+    sinks::append_py_frames(r, s.py_stack, frames);
+    // User-space frames: those on the leaf side of the interpreter's last
+    // evaluation loop (the C code Python called: a libc wrapper, an
+    // extension), or the leaf alone where the stack shows no loop: without
+    // frame pointers (most builds, docs/trackers/offcpu.md) only a user
+    // stack's leaf is sure.
+    if (r.kind(s.user_stack) == K::NativeStack && r.size(s.user_stack) > 0) {
+      const std::size_t n = r.size(s.user_stack);
+      std::size_t from = n - 1;
+      for (std::size_t i = n; i-- > 0;) {
+        if (is_eval_loop(r.native_frame(s.user_stack, i))) {
+          from = i + 1;
+          break;
+        }
+      }
+      for (std::size_t i = from; i < n; ++i)
+        frames.push_back(flame_frame(r.native_frame(s.user_stack, i), sinks::FlameFrame::Kind::Native));
     }
-    for (std::size_t i = 0; r.kind(s.kernel_stack) == K::NativeStack && i < r.size(s.kernel_stack); ++i) {
-      auto f = r.native_frame(s.kernel_stack, i);
-      std::string_view name = f.kind == stack::NativeFrame::Kind::Symbol      ? f.symbol
-                              : f.kind == stack::NativeFrame::Kind::Truncated ? stack::kTruncated
-                                                                              : stack::kUnknown;
-      frames.push_back({sinks::FlameFrame::Kind::Kernel, name});
-    }
+    for (std::size_t i = 0; r.kind(s.kernel_stack) == K::NativeStack && i < r.size(s.kernel_stack); ++i)
+      frames.push_back(flame_frame(r.native_frame(s.kernel_stack, i), sinks::FlameFrame::Kind::Kernel));
     return r.number(s.off_cpu_ms).value_or(0);
   };
   return {off};

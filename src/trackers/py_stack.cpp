@@ -10,6 +10,7 @@
 #include "py_stack.skel.h"
 #include "trackers/bpf_counters.hpp"
 #include "trackers/py_stack_events.hpp"
+#include "util/flag_rules.hpp"
 
 namespace pyebpf::trackers {
 
@@ -58,9 +59,9 @@ const TrackerDescriptor& py_stack_tracker() {
       .schemas = {&py_stack_schema()},
       .add_options = [](CLI::App& cli) -> std::shared_ptr<TrackerOptions> {
         auto o = std::make_shared<PyStackOptions>();
-        cli.add_option_group("py_stack", "CPU profiler")
-            ->add_option("--pystack-frequency", o->frequency, "Samples per second per CPU (default 99)")
-            ->check(CLI::Range(1u, 10000u));
+        flags::check(cli.add_option_group("py_stack", "CPU profiler")
+                         ->add_option("--pystack-frequency", o->frequency, "Samples per second per CPU (default 99)"),
+                     flags::whole(1, 10000, "samples per second", "99"));
         return o;
       },
       .create = [](const TrackerOptions* o, const std::vector<std::string>&) -> std::unique_ptr<Tracker> {

@@ -146,12 +146,10 @@ std::vector<sinks::FlameGraphKind> py_stack_flame_graphs(unsigned frequency) {
   cpu.name = "CPU";
   cpu.schema = &py_stack_schema();
   cpu.speedscope_ms = 1000.0 / std::max(1u, frequency);
+  cpu.pprof_type = "cpu";
+  cpu.counts_samples = true;
   cpu.sample = [](const sinks::Record& r, std::vector<sinks::FlameFrame>& frames) {
-    const auto f = py_stack_schema().stack;
-    for (std::size_t i = 0; r.kind(f) == sinks::Record::Kind::PyStack && i < r.size(f); ++i) {
-      auto frame = r.py_frame(f, i);
-      frames.push_back({sinks::FlameFrame::Kind::Python, frame.function, frame.file, frame.line});
-    }
+    sinks::append_py_frames(r, py_stack_schema().stack, frames);
     return 1.0;
   };
   return {cpu};

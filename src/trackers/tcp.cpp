@@ -21,6 +21,7 @@
 #include "trackers/tcp_format.hpp"
 #include "util/clock.hpp"
 #include "util/files.hpp"
+#include "util/flag_rules.hpp"
 
 namespace pyebpf::trackers {
 namespace {
@@ -335,9 +336,11 @@ const TrackerDescriptor& tcp_tracker() {
             ->check([](const std::string& ip) {
               return tcp::parse_filter_ip(ip) ? std::string() : "not an IPv4 or IPv6 address: " + ip;
             });
-        loss->add_option(
-            "--loss-rate-limit", o->loss_rate_limit,
-            "Most tcp_loss events per second; the rest are counted, not printed (default 1000, 0: no limit)");
+        flags::check(
+            loss->add_option(
+                "--loss-rate-limit", o->loss_rate_limit,
+                "Most tcp_loss events per second; the rest are counted, not printed (default 1000, 0: no limit)"),
+            flags::whole(0, 4e9, "events per second", "1000"));
         return o;
       },
       .create = [](const TrackerOptions* o, const std::vector<std::string>& features) -> std::unique_ptr<Tracker> {

@@ -3,8 +3,11 @@
 
 #include <curl/curl.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 
 namespace pyebpf {
@@ -107,13 +110,55 @@ std::string HttpClient::escape(std::string_view text) {
   return out;
 }
 
+namespace {
+
+using CurlUrl = std::unique_ptr<CURLU, decltype(&curl_url_cleanup)>;
+
+// `url` parsed by libcurl, the same parser that later sends to it; null with
+// `why` set when curl refuses it.
+CurlUrl parse_url(const std::string& url, std::string& why) {
+  CurlUrl u(curl_url(), curl_url_cleanup);
+  if (!u) throw std::bad_alloc();
+  if (CURLUcode rc = curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0); rc != CURLUE_OK) {
+    why = curl_url_strerror(rc);
+    return CurlUrl(nullptr, curl_url_cleanup);
+  }
+  return u;
+}
+
+std::string url_part(CURLU* u, CURLUPart part) {
+  char* text = nullptr;
+  if (curl_url_get(u, part, &text, 0) != CURLUE_OK || !text) return {};
+  std::string out = text;
+  curl_free(text);
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> http_url_problem(const std::string& url) {
+  std::string why;
+  CurlUrl u = parse_url(url, why);
+  if (!u) return "curl says: " + why;  // the text is not echoed: it may hold a password
+  std::string scheme = url_part(u.get(), CURLUPART_SCHEME);
+  if (scheme != "http" && scheme != "https") return fmt::format("got scheme '{}'", scheme);
+  if (url_part(u.get(), CURLUPART_HOST).empty()) return "no host";
+  return std::nullopt;
+}
+
+bool url_has_credentials(const std::string& url) {
+  std::string why;
+  CurlUrl u = parse_url(url, why);
+  return u && (!url_part(u.get(), CURLUPART_USER).empty() || !url_part(u.get(), CURLUPART_PASSWORD).empty());
+}
+
 std::string redact_url(const std::string& url) {
-  auto scheme = url.find("://");
-  auto start = scheme == std::string::npos ? 0 : scheme + 3;
-  auto slash = url.find('/', start);
-  auto at = url.rfind('@', slash == std::string::npos ? std::string::npos : slash);
-  if (at == std::string::npos || at < start) return url;
-  return url.substr(0, start) + url.substr(at + 1);
+  std::string why;
+  CurlUrl u = parse_url(url, why);
+  if (!u) return "(a URL curl cannot parse)";  // it may hold a password: not echoed
+  curl_url_set(u.get(), CURLUPART_USER, nullptr, 0);
+  curl_url_set(u.get(), CURLUPART_PASSWORD, nullptr, 0);
+  return url_part(u.get(), CURLUPART_URL);
 }
 
 }  // namespace pyebpf

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -45,6 +46,13 @@ class HttpClient {
  private:
   std::unique_ptr<Impl> impl_;
 };
+
+// Why `url` is not an http(s) URL with a host ("got scheme 'ftp'"), or
+// nothing when it is one.
+std::optional<std::string> http_url_problem(const std::string& url);
+
+// Whether `url` carries a user or password ("http://u:p@host").
+bool url_has_credentials(const std::string& url);
 
 // `url` with any "user:password@" removed, for messages.
 std::string redact_url(const std::string& url);

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstdint>
+#include <cstdio>
+#include <string>
 #include <string_view>
 
 namespace pyebpf {
@@ -19,6 +22,13 @@ inline std::string_view next_field(std::string_view& line, std::string_view sepa
   std::string_view field = line.substr(0, end);
   line.remove_prefix(end == std::string_view::npos ? line.size() : end);
   return field;
+}
+
+// "0x7f3a..." for addresses in messages.
+inline std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
 }
 
 }  // namespace pyebpf

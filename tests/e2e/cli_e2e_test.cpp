@@ -5,7 +5,10 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "harness.hpp"
@@ -96,6 +99,70 @@ TEST(CliE2E, UsageErrorsAreOneLine) {
   auto f = run_pyebpf({"-p", "1", "-e", "t", "--pystack-frequency", "0"});
   EXPECT_EQ(f.status, 2);
   EXPECT_NE(f.err.find("pystack-frequency"), std::string::npos) << f.err;
+}
+
+// docs/errors.md is the table of bad inputs and pyebpf's exact answer to
+// each; commands there are written from the repository's top directory.
+TEST(CliE2E, EveryDocumentedBadInputGetsItsMessage) {
+  const std::string source = PYEBPF_SOURCE_DIR;
+  std::ifstream doc(source + "/docs/errors.md");
+  ASSERT_TRUE(doc) << "docs/errors.md is missing";
+  auto in_repo = [&](std::string text) {
+    const std::string fixtures = "tests/fixtures/";
+    for (std::size_t at = 0; (at = text.find(fixtures, at)) != std::string::npos;) {
+      text.insert(at, source + "/");
+      at += source.size() + 1 + fixtures.size();
+    }
+    return text;
+  };
+  static const std::regex row(R"(^\| `pyebpf ?([^`]*)` \| (\d) \| `(.*)` \|$)");
+  std::string line;
+  int rows = 0;
+  while (std::getline(doc, line)) {
+    std::smatch m;
+    if (!std::regex_match(line, m, row)) continue;
+    ++rows;
+    std::vector<std::string> args;
+    std::istringstream words(in_repo(m[1]));
+    for (std::string w; words >> w;) args.push_back(w);
+    RunResult r = run_pyebpf(args);
+    EXPECT_EQ(r.err, in_repo(m[3]) + "\n") << "pyebpf " << m[1];
+    EXPECT_EQ(r.status, std::stoi(m[2])) << "pyebpf " << m[1];
+    EXPECT_EQ(r.out, "") << "pyebpf " << m[1];
+  }
+  EXPECT_GE(rows, 20) << "rows of docs/errors.md not recognised";
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// A password given on the command line is readable nowhere pyebpf writes or
+// shows: ps, stderr at -vv (libbpf and curl chatter included), stdout, and the
+// SQLite file with its run table and summary.
+TEST(CliE2E, APasswordIsInNoLogPsOrStoredRun) {
+  const std::string secret = "S3cret-token-4242";
+  const std::string db = "/tmp/pyebpf-secrets-" + std::to_string(getpid()) + ".db";
+  Workload workload(any_python(), "named_threads.py", {"2", "Alpha"});
+  // Nothing listens on port 9: the ClickHouse sink warns and keeps going.
+  Pyebpf pyebpf({"-p", std::to_string(workload.pid()), "-e", "secrets", "--enable", "py_stack", "gc", "-vv",
+                 "--also-stdout", "--sqlite", db, "--clickhouse-url", "http://127.0.0.1:9", "--clickhouse-password",
+                 secret, "--flush-timeout", "0"});
+  pyebpf.wait_ready();
+  const std::string cmdline = file_bytes("/proc/" + std::to_string(pyebpf.child().pid()) + "/cmdline");
+  EXPECT_EQ(cmdline.find(secret), std::string::npos) << "readable in /proc/PID/cmdline";
+  workload.go();
+  workload.result();
+  pyebpf.stop();
+  EXPECT_FALSE(pyebpf.events("py_stack").empty()) << pyebpf.stderr_text();
+  EXPECT_EQ(pyebpf.stderr_text().find(secret), std::string::npos) << "printed on stderr";
+  for (const auto& e : pyebpf.events()) EXPECT_EQ(e.dump().find(secret), std::string::npos) << e.dump();
+  std::string stored;
+  for (const char* suffix : {"", "-wal", "-shm"}) stored += file_bytes(db + suffix);
+  EXPECT_NE(stored.find("--clickhouse-password ***"), std::string::npos) << "the run's command line is stored";
+  EXPECT_EQ(stored.find(secret), std::string::npos) << "stored in " << db;
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
 }
 
 TEST(CliE2E, NotRootIsOneClearLine) {

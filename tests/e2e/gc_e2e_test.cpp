@@ -308,8 +308,8 @@ TEST_P(GcE2E, ForcingAHookTheBuildLacksFailsWithTheReason) {
 TEST(GcFlags, BadValuesFailBeforeAnythingAttaches) {
   for (const auto& [flags, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--gc-py-enable", "maybe"}, "--gc-py-enable"},
-           {{"--gc-min-ms", "-1"}, "--gc-min-ms: must be 0 or more milliseconds"},
-           {{"--gc-min-ms", "2ms"}, "--gc-min-ms: must be 0 or more milliseconds"},
+           {{"--gc-min-ms", "-1"}, "--gc-min-ms must be >= 0 ms, e.g. --gc-min-ms 5 (got '-1')"},
+           {{"--gc-min-ms", "2ms"}, "--gc-min-ms must be >= 0 ms, e.g. --gc-min-ms 5 (got '2ms')"},
            {{"--gc-hook", "kprobe"}, "--gc-hook: kprobe not in {auto,usdt,uprobe}"}}) {
     std::vector<std::string> a{"-p", "1", "-e", "e2e", "--enable", "gc"};
     a.insert(a.end(), flags.begin(), flags.end());

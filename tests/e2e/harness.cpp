@@ -102,8 +102,11 @@ void PrintTo(const PythonBuild& build, std::ostream* os) {
 std::string workload_path(const std::string& name) {
   return std::string(PYEBPF_WORKLOADS_DIR) + "/" + name;
 }
+// $PYEBPF_BINARY runs these tests against another build of pyebpf (tools/test:
+// the sanitizer build's) without building them twice.
 std::string pyebpf_binary() {
-  return PYEBPF_BINARY;
+  const char* other = std::getenv("PYEBPF_BINARY");
+  return other && *other ? other : PYEBPF_BINARY;
 }
 
 Child::Child(const std::vector<std::string>& argv, bool capture_stderr, const std::string& stdout_file) {
@@ -404,17 +407,64 @@ long ns_pid(pid_t pid) {
 RunResult run_pyebpf(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
   std::vector<std::string> argv{pyebpf_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
-  Child child(argv);
+  return run_program(argv, timeout);
+}
+
+RunResult run_program(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  const std::string out = temp_path("pyebpf-run-");
   RunResult r;
-  auto st = child.wait(timeout);
-  if (!st) {
-    child.signal(SIGKILL);
-    st = child.wait(std::chrono::seconds(5));
+  {
+    Child child(argv, true, out);
+    auto st = child.wait(timeout);
+    if (!st) {
+      child.signal(SIGKILL);
+      st = child.wait(std::chrono::seconds(5));
+    }
+    r.status = st.value_or(-1);
+    r.err = child.stderr_text();
   }
-  r.status = st.value_or(-1);
-  for (const auto& line : child.drain_stdout_lines(std::chrono::milliseconds(100))) r.out += line + "\n";
-  r.err = child.stderr_text();
+  r.out = slurp(out);
+  ::unlink(out.c_str());
   return r;
+}
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/pyebpf-e2e-XXXXXX";
+  path_ = mkdtemp(tmpl);
+}
+
+TempDir::~TempDir() {
+  fs::remove_all(path_);
+}
+
+std::string TempDir::operator/(const std::string& name) const {
+  return (fs::path(path_) / name).string();
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+PythonBuild python_3_11() {
+  auto builds = test_pythons(11, 11);
+  if (builds.empty()) throw std::runtime_error("no CPython 3.11 on this machine");
+  return builds.front();
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, sep)) out.push_back(item);
+  return out;
 }
 
 }  // namespace pyebpf::e2e

@@ -39,6 +39,8 @@ constexpr int kSidMinors[] = {13, 14, 15};
 // The interpreters present on this machine among those pyebpf supports,
 // restricted to minors in [min_minor, max_minor]; the sid root's in both set-ups.
 std::vector<PythonBuild> test_pythons(int min_minor = 8, int max_minor = 15);
+// One CPython 3.11, for tests of what happens after the events (sinks, files).
+PythonBuild python_3_11();
 
 // gtest parameter name: "pyenv_3_11_7".
 std::string build_test_name(const PythonBuild& build);
@@ -145,5 +147,25 @@ struct RunResult {
 };
 RunResult run_pyebpf(const std::vector<std::string>& args,
                      std::chrono::milliseconds timeout = std::chrono::seconds(30));
+// Runs any program the same way (its stdout through a file: it may be large).
+RunResult run_program(const std::vector<std::string>& argv,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+// A temporary directory, removed with what it holds.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  std::string operator/(const std::string& name) const;
+
+ private:
+  std::string path_;
+};
+
+std::string slurp(const std::string& path);
+// Arguments joined: a + b.
+std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b);
+std::vector<std::string> split(const std::string& text, char sep);
 
 }  // namespace pyebpf::e2e

@@ -33,25 +33,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-PythonBuild python() {
-  auto builds = test_pythons(11, 11);
-  if (builds.empty()) throw std::runtime_error("no CPython 3.11 on this machine");
-  return builds.front();
-}
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/pyebpf-sinks-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
-
 // A py_stack event or row, as something to compare multisets of.
 using Key = std::tuple<long, long long, std::string>;  // tid, ts_us, stack
 
@@ -128,41 +109,16 @@ std::multiset<Key> sqlite_keys(const std::string& path) {
   return out;
 }
 
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, sep)) out.push_back(item);
-  return out;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 // Runs the viewer check (tests/viewer): schema + real speedscope in headless Chromium.
 RunResult check_in_speedscope(const std::string& profile, const std::string& screenshot) {
   std::string dir = std::string(PYEBPF_SOURCE_DIR) + "/tests/viewer";
   if (!fs::exists(dir + "/node_modules/speedscope"))
     ADD_FAILURE() << "the viewer is not installed: tools/test runs `npm ci --prefix tests/viewer`";
-  Child c({"node", dir + "/check_speedscope.mjs", profile, screenshot});
-  RunResult r;
-  r.status = c.wait(120s).value_or(-1);
-  for (const auto& l : c.drain_stdout_lines(100ms)) r.out += l + "\n";
-  r.err = c.stderr_text();
-  return r;
+  return run_program({"node", dir + "/check_speedscope.mjs", profile, screenshot}, 120s);
 }
 
 std::vector<std::string> base_args(pid_t pid) {
   return {"-p", std::to_string(pid), "-e", "e2e", "--enable", "py_stack"};
-}
-
-std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
 }
 
 // ---------------------------------------------------------------------------
@@ -171,7 +127,7 @@ std::vector<std::string> operator+(std::vector<std::string> a, const std::vector
 TEST(SinksE2E, SqliteRowsFoldedAndSpeedscopeEqualStdoutAndStoredReportEqualsLive) {
   TempDir tmp;
   const std::string db = tmp / "run.db", folded = tmp / "cpu.folded", ss = tmp / "profile.speedscope.json";
-  Workload workload(python(), "named_threads.py", {"3", "Alpha", "Beta"});
+  Workload workload(python_3_11(), "named_threads.py", {"3", "Alpha", "Beta"});
   Pyebpf pyebpf(base_args(workload.pid()) + std::vector<std::string>{"--pystack-frequency", "199", "--sqlite", db,
                                                                      "--folded", folded, "--speedscope", ss,
                                                                      "--also-stdout"});
@@ -243,7 +199,7 @@ TEST(SinksE2E, SqliteRowsFoldedAndSpeedscopeEqualStdoutAndStoredReportEqualsLive
 TEST(SinksE2E, SqliteFileIsReadableWhilePyebpfWrites) {
   TempDir tmp;
   const std::string db = tmp / "live.db";
-  Workload workload(python(), "named_threads.py", {"5", "Writer"});
+  Workload workload(python_3_11(), "named_threads.py", {"5", "Writer"});
   Pyebpf pyebpf(base_args(workload.pid()) + std::vector<std::string>{"--sqlite", db, "--also-stdout"});
   pyebpf.wait_ready();
   workload.go();
@@ -332,7 +288,7 @@ class ScopedEnv {
 
 TEST_F(ClickHouseE2E, RowsEqualStdoutForAPasswordProtectedUser) {
   ScopedEnv password("PYEBPF_CLICKHOUSE_PASSWORD", ClickHouseServer::kPassword);
-  Workload workload(python(), "named_threads.py", {"3", "Alpha", "Beta"});
+  Workload workload(python_3_11(), "named_threads.py", {"3", "Alpha", "Beta"});
   Pyebpf pyebpf(base_args(workload.pid()) + ch_args({"--clickhouse-user", ClickHouseServer::kUser}));
   pyebpf.wait_ready();
   workload.go();
@@ -367,7 +323,7 @@ TEST_F(ClickHouseE2E, RowsEqualStdoutForAPasswordProtectedUser) {
 }
 
 TEST_F(ClickHouseE2E, WrongPasswordFailsAtStartWithoutShowingIt) {
-  Workload workload(python(), "named_threads.py", {"1", "Alpha"});
+  Workload workload(python_3_11(), "named_threads.py", {"1", "Alpha"});
   ScopedEnv password("PYEBPF_CLICKHOUSE_PASSWORD", "not-the-password");
   RunResult r = run_pyebpf(base_args(workload.pid()) + ch_args({"--clickhouse-user", ClickHouseServer::kUser}));
   EXPECT_EQ(r.status, 1);
@@ -378,7 +334,7 @@ TEST_F(ClickHouseE2E, WrongPasswordFailsAtStartWithoutShowingIt) {
 }
 
 TEST_F(ClickHouseE2E, ServerStoppedMidRunEventsLandWhenItReturns) {
-  Workload workload(python(), "named_threads.py", {"9", "Alpha"});
+  Workload workload(python_3_11(), "named_threads.py", {"9", "Alpha"});
   // The password given as a flag this time: it must not stay visible to ps.
   Pyebpf pyebpf(base_args(workload.pid()) + ch_args({"--clickhouse-user", ClickHouseServer::kUser,
                                                      "--clickhouse-password", ClickHouseServer::kPassword}));
@@ -405,7 +361,7 @@ TEST_F(ClickHouseE2E, ServerStoppedMidRunEventsLandWhenItReturns) {
 }
 
 TEST_F(ClickHouseE2E, QueueFullWhileServerIsDownCountsEveryDrop) {
-  Workload workload(python(), "named_threads.py", {"6", "Alpha", "Beta"});
+  Workload workload(python_3_11(), "named_threads.py", {"6", "Alpha", "Beta"});
   Pyebpf pyebpf(base_args(workload.pid()) + ch_args({"--ch-queue-max", "40"}));
   pyebpf.wait_ready();
   server_->crash();
@@ -435,7 +391,7 @@ TEST_F(ClickHouseE2E, BadRowsAreRejectedAloneAndTheGoodOnesLand) {
   server_->query("CREATE TABLE " + db_ +
                  ".ebpf_py_stacks (env String, host String, ts DateTime('UTC'), ts_us Int64, tid UInt32, "
                  "thread_name Enum8('Good-1' = 1, 'Good-2' = 2)) ENGINE = MergeTree ORDER BY ts");
-  Workload workload(python(), "named_threads.py", {"3", "Good-1", "Bad-1", "Good-2"});
+  Workload workload(python_3_11(), "named_threads.py", {"3", "Good-1", "Bad-1", "Good-2"});
   // Every bad row costs about log2(batch) inserts to isolate: on a loaded
   // 2-core machine that can outlast the default 10 s flush at exit.
   Pyebpf pyebpf(base_args(workload.pid()) + ch_args({"--pystack-frequency", "199", "--flush-timeout", "120"}));

@@ -3,40 +3,17 @@
 
 #include <gtest/gtest.h>
 
-#include "app/registry.hpp"
-#include "sinks/record_input.hpp"
+#include "flame_graph_support.hpp"
 #include "sinks/report_text.hpp"
-#include "test_support.hpp"
 #include "trackers/offcpu_events.hpp"
 
 namespace pyebpf::sinks {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using namespace test_flame;
 
-// The kinds in registry order.
-constexpr std::size_t kCpu = 0, kGil = 1, kOffCpu = 2;
-
-Json ev(const char* metric, long tid, const char* thread) {
-  return {{"metric", metric}, {"pid", 10}, {"tid", tid}, {"thread_name", thread}};
-}
-
-// The sink with every tracker's kinds, py_stack sampling at 100 Hz; write()
-// takes events as pyebpf prints them.
-struct Sink {
-  FlameGraphSink sink{{"", "", "title", "pyebpf test",
-                       app::flame_graph_kinds(test::parse_args({"--pystack-frequency", "100"})->trackers)}};
-  void write(const Json& e) {
-    Record r(*app::schema_for_metric(e.at("metric").get<std::string>()));
-    record_from_json(e, r);
-    sink.write(r);
-  }
-  std::string folded_text(std::size_t kind) const { return sink.folded_text(kind); }
-  std::string speedscope_json() const { return sink.speedscope_json(); }
-};
-
-Sink make() {
-  return {};
+FedSink make() {
+  return FedSink();
 }
 
 TEST(FlameGraph, KindsComeFromTheTrackersCpuFirst) {
@@ -60,14 +37,7 @@ TEST(FlameGraph, DerivedFileNames) {
 
 TEST(FlameGraph, CpuSamplesAreCountedPerStack) {
   auto sink = make();
-  for (int i = 0; i < 3; ++i) {
-    Json e = ev("py_stack", 1, "Main");
-    e["stack"] = "main (a.py:1);work (a.py:5)";
-    sink.write(e);
-  }
-  Json other = ev("py_stack", 2, "Worker");
-  other["stack"] = "main (a.py:1);idle (a.py:9)";
-  sink.write(other);
+  feed_cpu(sink);
   sink.write(ev("py_stack", 2, "Worker"));  // no Python frame: still CPU time of the thread
   EXPECT_EQ(sink.folded_text(kCpu),
             "[no Python frames] 1\nmain (a.py:1);idle (a.py:9) 1\nmain (a.py:1);work (a.py:5) 3\n");
@@ -76,21 +46,29 @@ TEST(FlameGraph, CpuSamplesAreCountedPerStack) {
 
 TEST(FlameGraph, TimeKindsAreWeightedInMicroseconds) {
   auto sink = make();
-  Json off = ev("off_cpu", 1, "Main");
-  off["py_stack"] = "main (a.py:1);sleepy (a.py:3)";
-  off["kernel_stack"] = Json::array({"__x64_sys_nanosleep", "do_nanosleep", "schedule"});  // root first
-  off["off_cpu_ms"] = 12.5;
-  sink.write(off);
-  sink.write(off);
-  Json gil = ev("gil_wait", 1, "Main");
-  gil["waiter_py_stack"] = "main (a.py:1);io (a.py:7)";
-  gil["holder_thread_name"] = "Hog";
-  gil["duration_ms"] = 2.25;
-  sink.write(gil);
+  feed_waits(sink);
   EXPECT_EQ(sink.folded_text(kOffCpu),
             "main (a.py:1);sleepy (a.py:3);__x64_sys_nanosleep_[k];do_nanosleep_[k];schedule_[k] 25000\n");
   EXPECT_EQ(sink.folded_text(kGil), "main (a.py:1);io (a.py:7);GIL held by Hog 2250\n");
   EXPECT_EQ(sink.folded_text(kCpu), "");
+}
+
+TEST(FlameGraph, OffCpuShowsTheNativeCodePythonCalledBetweenPythonAndKernel) {
+  auto sink = make();
+  Json off = ev("off_cpu", 1, "Main");
+  off["py_stack"] = "main (a.py:1)";
+  off["off_cpu_ms"] = 1.0;
+  off["kernel_stack"] = Json::array({"do_nanosleep"});
+  // A full user stack: the frames on the leaf side of the evaluation loop.
+  off["user_stack"] = Json::array({"_start [python3.11]", "_PyEval_EvalFrameDefault [python3.11]",
+                                   "time_sleep [python3.11]", "clock_nanosleep [libc.so.6]"});
+  sink.write(off);
+  // No evaluation loop in it (no frame pointers): only the leaf is sure.
+  off["user_stack"] = Json::array({"[unknown] [0x1234]", "[unknown] [libc.so.6+0x10fa4f]"});
+  sink.write(off);
+  EXPECT_EQ(sink.folded_text(kOffCpu),
+            "main (a.py:1);[unknown] [libc.so.6];do_nanosleep_[k] 1000\n"
+            "main (a.py:1);time_sleep [python3.11];clock_nanosleep [libc.so.6];do_nanosleep_[k] 1000\n");
 }
 
 TEST(FlameGraph, SpeedscopeHasOneProfilePerThreadAndKind) {

@@ -165,7 +165,9 @@ TEST(HandoffFlags, DefaultsAndValues) {
   EXPECT_EQ(h.min_ms, 3.0);
   EXPECT_EQ(h.rq_interval_s, 5.0);
   EXPECT_TRUE(h.disable_request_queue);
-  const auto& d = test::tracker_options<HandoffOptions>(*test::parse_args({}), "handoff");
+  const auto defaults = test::parse_args({});  // kept: d refers into it
+  ASSERT_TRUE(defaults);
+  const auto& d = test::tracker_options<HandoffOptions>(*defaults, "handoff");
   EXPECT_EQ(d.rq_interval_s, 10.0);
   EXPECT_FALSE(d.disable_request_queue);
   EXPECT_FALSE(test::parse_args({"--rq-interval", "0.5"}));

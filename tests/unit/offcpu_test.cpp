@@ -264,8 +264,8 @@ TEST(OffCpuDecoding, ASleepWithKernelUserAndPythonStacks) {
   EXPECT_EQ(e["runq_ms"], 6.872);
   EXPECT_EQ(e["prev_state"], "S");
   EXPECT_EQ(e["cpu"], 1);
-  EXPECT_EQ(e["kernel_stack"], nlohmann::json({"do_nanosleep", "schedule"}));
-  EXPECT_EQ(e["user_stack"], nlohmann::json({"pyebpf_offcpu_test_marker [" + self_exe_name() + "]"}));
+  EXPECT_EQ(e["kernel_stack"], nlohmann::ordered_json({"do_nanosleep", "schedule"}));
+  EXPECT_EQ(e["user_stack"], nlohmann::ordered_json({"pyebpf_offcpu_test_marker [" + self_exe_name() + "]"}));
   EXPECT_EQ(e["py_stack"], "wait_for_lock (/srv/a.py:9)");
   EXPECT_EQ(e["py_stack_depth"], 1);
 

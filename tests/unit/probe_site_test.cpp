@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -161,12 +162,15 @@ TEST(ProbeSiteTest, PlacesTheTrackersProbesInThisMachinesLibc) {
   std::vector<std::string> names;
   for (const auto& c : cases) names.emplace_back(c.name);
   const auto functions = libc_functions(getpid(), names);
+  // Under ASan this executable defines read, close ... too (its
+  // interceptors, which are no C library): only the C library's count.
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   const bool glibc_2_36 = std::strcmp(gnu_get_libc_version(), "2.36") == 0;
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     int found = 0;
     for (const auto& f : functions) {
-      if (f.name != c.name) continue;
+      if (f.name != c.name || f.mapped_path == self) continue;
       ++found;
       auto s = find_probe_site(f.code, c.needs);
       EXPECT_TRUE(s.emulated) << s.instruction;

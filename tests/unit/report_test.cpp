@@ -254,6 +254,37 @@ TEST(Report, HandoffAndHostNetHealth) {
   EXPECT_NE(line_with(text, "possible fd leak").find(" 2 close_wait=150"), std::string::npos) << text;
 }
 
+// A file handed to `pyebpf report` may hold any number where a count, a
+// generation or a tid belongs; converting one out of an integer's range was
+// undefined behaviour (UBSan: "1e+300 is outside the range of representable
+// values of type 'long'"). record_from_json leaves such values absent.
+TEST(Report, NumbersNoCountCanHoldAreIgnored) {
+  Report r = app::make_report();
+  for (Json picked_up : {Json(3), Json(-5), Json(1e300), Json(-1e300), Json(18446744073709551615ull)})
+    feed(r, {{"metric", "request_queue"}, {"picked_up", picked_up}, {"cancelled", picked_up}});
+  for (Json generation : {Json(1e300), Json(-1e300), Json(2)}) {
+    Json gc = thread_event("gc_pause", "MainThread", 1);
+    gc["generation"] = generation;
+    gc["duration_ms"] = 1.5;
+    feed(r, gc);
+  }
+  Json off = thread_event("off_cpu", "MainThread", 1);
+  off["off_cpu_ms"] = 4;
+  off["count"] = -1e300;
+  feed(r, off);
+  Json gil = thread_event("gil_wait", "waiter", 2);
+  gil["duration_ms"] = 2;
+  gil["holder_tid"] = 1e300;
+  feed(r, gil);
+  std::string text = r.render();
+  expect_fits(text);
+  EXPECT_NE(text.find("request_queue: 5 summaries, 3 picked up, 3 cancelled,"), std::string::npos) << text;
+  EXPECT_NE(line_with(text, " 2 1 ").find("1.500"), std::string::npos) << "generation 2 kept\n" << text;
+  EXPECT_NE(line_with(text, " ? 2 ").find("3.000"), std::string::npos) << "the rest: unknown\n" << text;
+  EXPECT_NE(text.find("[off_cpu: 1 switches, 4.000 ms off CPU"), std::string::npos) << text;
+  EXPECT_NE(text.find("(unknown holder)"), std::string::npos) << text;
+}
+
 TEST(Report, LongNamesStayWithinTheWidth) {
   Report r = app::make_report();
   std::string deep;

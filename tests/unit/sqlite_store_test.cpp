@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "app/registry.hpp"
@@ -193,6 +194,53 @@ TEST_F(TempDb, TablesOfAnOlderPyebpfGetTheColumnsTheyLack) {
 TEST_F(TempDb, UnwritablePathFailsAtStart) {
   EXPECT_THROW(SqliteSink((dir_ / "no" / "such" / "dir.db").string(), run_info(), 10), Error);
   EXPECT_THROW(SqliteStore((dir_ / "missing.db").string(), SqliteStore::Mode::Read), Error);
+}
+
+std::size_t open_fds() {
+  return static_cast<std::size_t>(std::distance(fs::directory_iterator("/proc/self/fd"), fs::directory_iterator()));
+}
+
+// Found by tests/fuzz/report_sqlite_fuzz: a file refused by the reader stayed
+// open (the connection leaked: a throwing constructor runs no destructor).
+TEST_F(TempDb, RefusedFilesAreClosed) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE other (x)", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  const std::string garbage = (dir_ / "garbage.db").string();
+  {
+    std::ofstream out(garbage);
+    out << std::string(4096, 'x');
+  }
+  const std::size_t before = open_fds();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_THROW(SqliteStore(path_, SqliteStore::Mode::Read), Error) << "no pyebpf_runs table";
+    EXPECT_THROW(SqliteStore(garbage, SqliteStore::Mode::Read), Error) << "not a database";
+  }
+  EXPECT_EQ(open_fds(), before);
+}
+
+// A generated column is evaluated on every read (a crafted file had one print
+// 900 MB per row): refused before any row is read.
+TEST_F(TempDb, ComputedColumnsAreRefused) {
+  {
+    SqliteStore store(path_, SqliteStore::Mode::Write);
+    store.begin_run(run_info());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TABLE ebpf_big (run_id, metric, big AS (printf('%.*c', 1000, 'x')));"
+                         "INSERT INTO ebpf_big (run_id, metric) VALUES (1, 'x'), (1, 'y')",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  try {
+    SqliteStore store(path_, SqliteStore::Mode::Read);
+    ADD_FAILURE() << "a file with computed columns was opened";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("table ebpf_big has computed columns"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -27,5 +27,6 @@ ready(tid=native_id())
 wait_go()
 outer(SECONDS)  # LINE:call_outer
 result(tid=native_id(), file=__file__,
-       lines={m: line_of(m) for m in ("spin", "call_inner", "call_middle", "call_outer")})
+       lines={m: line_of(m) for m in ("spin", "call_inner", "call_middle", "call_outer")},
+       first_lines={f.__name__: f.__code__.co_firstlineno for f in (inner, middle, outer)})
 linger()
