@@ -98,8 +98,8 @@ bool Discovery::at_limit() {
   return true;
 }
 
-void Discovery::wait_for(pid_t pid, pid_t parent, pid_t service, std::string origin, std::uint64_t delay_ns,
-                         std::optional<std::size_t> copy_of) {
+void Discovery::wait_for(pid_t pid, pid_t parent, pid_t service, std::string origin, std::uint64_t event_ns,
+                         std::uint64_t delay_ns, std::optional<std::size_t> copy_of) {
   waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(), [&](const Waiting& w) { return w.pid == pid; }),
                  waiting_.end());
   Fd pidfd;
@@ -111,8 +111,17 @@ void Discovery::wait_for(pid_t pid, pid_t parent, pid_t service, std::string ori
     return;
   }
   std::uint64_t now = monotonic_ns();
-  waiting_.push_back(
-      {pid, parent, copy_of, service, std::move(origin), std::move(pidfd), now, now + delay_ns, delay_ns, {}});
+  waiting_.push_back({pid,
+                      parent,
+                      copy_of,
+                      service,
+                      std::move(origin),
+                      std::move(pidfd),
+                      event_ns,
+                      now,
+                      now + delay_ns,
+                      delay_ns,
+                      {}});
 }
 
 void Discovery::on_event(const LifecycleEvent& e) {
@@ -123,7 +132,7 @@ void Discovery::on_event(const LifecycleEvent& e) {
       lineage_[e.pid] = service;
       // A copy of its parent: if the parent is CPython, so is the child, ready now.
       if (Target* parent_target = targets_.live(e.parent)) {
-        wait_for(e.pid, e.parent, service, "child of " + std::to_string(e.parent), 0,
+        wait_for(e.pid, e.parent, service, "child of " + std::to_string(e.parent), e.ts_ns, 0,
                  static_cast<std::size_t>(parent_target - targets_.all().data()));
       }
       break;
@@ -135,9 +144,9 @@ void Discovery::on_event(const LifecycleEvent& e) {
         auto it = lineage_.find(e.pid);
         pid_t service = it != lineage_.end() ? it->second : e.pid;
         lineage_[e.pid] = service;
-        wait_for(e.pid, 0, service, how, kFirstDelayNs);
+        wait_for(e.pid, 0, service, how, e.ts_ns, kFirstDelayNs);
       } else if (e.needle && name_ && name_->matches(read_command_line(e.pid))) {
-        wait_for(e.pid, 0, e.pid, "--name, " + how, kFirstDelayNs);
+        wait_for(e.pid, 0, e.pid, "--name, " + how, e.ts_ns, kFirstDelayNs);
       }
       break;
     }
@@ -165,13 +174,19 @@ bool Discovery::attempt(Waiting& w) {
     // target of the fork is still live): the child's CPython is its parent's.
     const Target* parent = w.copy_of && execs == 0 ? &targets_.all()[*w.copy_of] : nullptr;
     const bool copy = parent && !parent->exited && parent->python;
+    const std::uint64_t read_ns = monotonic_ns();
     Target t = targets_.prepare(w.pid, table_, &w.pidfd, copy ? parent->python.get() : nullptr);
+    const std::uint64_t prepared_ns = monotonic_ns();
     t.parent = w.parent;
     t.service = w.service;
     t.origin = w.origin;
     Target& added = targets_.add(std::move(t));
     lineage_[added.pid] = added.service;
     callbacks_.added(added);
+    const std::uint64_t done_ns = monotonic_ns();
+    spdlog::debug("pid {}: found {:.2f} ms after its {}, read in {:.2f} ms, trackers attached {:.2f} ms after the {}",
+                  added.pid, (w.first_ns - w.event_ns) / 1e6, w.copy_of ? "fork" : "exec",
+                  (prepared_ns - read_ns) / 1e6, (done_ns - w.event_ns) / 1e6, w.copy_of ? "fork" : "exec");
     spdlog::info("pid {} ({}, {}), every tracker attached {:.1f} ms after it was found: {}", added.pid, added.comm,
                  added.origin, static_cast<double>(monotonic_ns() - w.first_ns) / 1e6, added.python->describe());
     // An exec between reading the process and registering it: BPF may hold

@@ -69,14 +69,15 @@ class Discovery {
     pid_t service;
     std::string origin;
     Fd pidfd;
+    std::uint64_t event_ns;  // when BPF saw the fork or exec
     std::uint64_t first_ns;
     std::uint64_t next_ns;
     std::uint64_t delay_ns;
     std::string last_error;
   };
 
-  void wait_for(pid_t pid, pid_t parent, pid_t service, std::string origin, std::uint64_t delay_ns,
-                std::optional<std::size_t> copy_of = std::nullopt);
+  void wait_for(pid_t pid, pid_t parent, pid_t service, std::string origin, std::uint64_t event_ns,
+                std::uint64_t delay_ns, std::optional<std::size_t> copy_of = std::nullopt);
   // One attach attempt: true when done with it (attached, refused or given up).
   bool attempt(Waiting& w);
   void arm_timer();

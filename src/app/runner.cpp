@@ -21,6 +21,7 @@
 #include "app/registry.hpp"
 #include "app/system_checks.hpp"
 #include "app/targets.hpp"
+#include "bpf/detach.hpp"
 #include "bpf/libbpf_log.hpp"
 #include "bpf/shared_maps.hpp"
 #include "pyebpf/error.hpp"
@@ -187,12 +188,15 @@ int run(const Options& options) {
   };
   // A target found after start gets what the ones found at start got.
   start_tracing = [&](Target& t) {
+    bpf::DetachPause pause;  // its first requests may come within milliseconds
     shared_maps.add_process(t.pid, t.python->bpf_config());
     lifecycle.track(t.pid);
     loop.add(t.pidfd.get(), Source::Target, static_cast<std::uint32_t>(&t - targets.all().data()));
     for (auto& tracker : trackers) {
       try {
+        const std::uint64_t begin_ns = monotonic_ns();
         tracker->add_target(t);
+        spdlog::debug("pid {}: {} attached in {:.2f} ms", t.pid, tracker->name(), (monotonic_ns() - begin_ns) / 1e6);
       } catch (const Error& e) {
         degraded.add(tracker->name(), t.pid, t.python->name() + ": " + e.what(), e.hint());
       }

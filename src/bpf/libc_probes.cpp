@@ -12,6 +12,7 @@
 #include "common.h"
 #include "native/libc.hpp"
 #include "pyebpf/error.hpp"
+#include "util/clock.hpp"
 
 namespace pyebpf::bpf {
 
@@ -39,7 +40,10 @@ std::vector<Link> attach(pid_t pid, const std::vector<LibcProbe>& probes, const 
   for (const auto& p : probes) {
     if (std::find(names.begin(), names.end(), p.function) == names.end()) names.emplace_back(p.function);
   }
+  const std::uint64_t t0 = monotonic_ns();
   auto functions = native::libc_functions(pid, names);
+  const std::uint64_t t1 = monotonic_ns();
+  std::uint64_t sites_ns = 0, attach_ns = 0, attach_max_ns = 0;
   std::vector<Link> links;
   std::set<std::string> files, sites;
   for (const auto& p : probes) {
@@ -48,8 +52,14 @@ std::vector<Link> attach(pid_t pid, const std::vector<LibcProbe>& probes, const 
       if (f.name != p.function) continue;
       found = true;
       files.insert(f.mapped_path);
+      const std::uint64_t s0 = monotonic_ns();
       auto site = native::find_probe_site(f.code, p.needs);
+      const std::uint64_t s1 = monotonic_ns();
       Link link = attach_at(p, pid, f, site);
+      const std::uint64_t s2 = monotonic_ns();
+      sites_ns += s1 - s0;
+      attach_ns += s2 - s1;
+      attach_max_ns = std::max(attach_max_ns, s2 - s1);
       if (!link && site.offset != 0) {
         // A kernel that refuses the instruction there: the function's start, where the probe always went.
         site = {.instruction =
@@ -67,6 +77,8 @@ std::vector<Link> attach(pid_t pid, const std::vector<LibcProbe>& probes, const 
       throw Error(fmt::format("{}: pid {} maps no C library function {} (a static, stripped executable?)", who, pid,
                               p.function));
   }
+  spdlog::debug("{}: pid {}: functions {:.2f} ms, sites {:.2f} ms, attach {:.2f} ms (slowest {:.2f} ms)", who, pid,
+                (t1 - t0) / 1e6, sites_ns / 1e6, attach_ns / 1e6, attach_max_ns / 1e6);
   spdlog::info("{}: pid {}: {} uprobes on {} in {}; sites: {}", who, pid, links.size(), fmt::join(names, ", "),
                fmt::join(files, ", "), fmt::join(sites, ", "));
   return links;
