@@ -44,6 +44,7 @@ std::vector<Link> attach(pid_t pid, const std::vector<LibcProbe>& probes, const 
   auto functions = native::libc_functions(pid, names);
   const std::uint64_t t1 = monotonic_ns();
   std::uint64_t sites_ns = 0, attach_ns = 0, attach_max_ns = 0;
+  std::size_t slowest = 0;
   std::vector<Link> links;
   std::set<std::string> files, sites;
   for (const auto& p : probes) {
@@ -59,7 +60,10 @@ std::vector<Link> attach(pid_t pid, const std::vector<LibcProbe>& probes, const 
       const std::uint64_t s2 = monotonic_ns();
       sites_ns += s1 - s0;
       attach_ns += s2 - s1;
-      attach_max_ns = std::max(attach_max_ns, s2 - s1);
+      if (s2 - s1 > attach_max_ns) {
+        attach_max_ns = s2 - s1;
+        slowest = links.size();
+      }
       if (!link && site.offset != 0) {
         // A kernel that refuses the instruction there: the function's start, where the probe always went.
         site = {.instruction =
@@ -77,8 +81,9 @@ std::vector<Link> attach(pid_t pid, const std::vector<LibcProbe>& probes, const 
       throw Error(fmt::format("{}: pid {} maps no C library function {} (a static, stripped executable?)", who, pid,
                               p.function));
   }
-  spdlog::debug("{}: pid {}: functions {:.2f} ms, sites {:.2f} ms, attach {:.2f} ms (slowest {:.2f} ms)", who, pid,
-                (t1 - t0) / 1e6, sites_ns / 1e6, attach_ns / 1e6, attach_max_ns / 1e6);
+  spdlog::debug(
+      "{}: pid {}: functions {:.2f} ms, sites {:.2f} ms, attach {:.2f} ms (slowest: uprobe {} of {}, {:.2f} ms)", who,
+      pid, (t1 - t0) / 1e6, sites_ns / 1e6, attach_ns / 1e6, slowest + 1, links.size(), attach_max_ns / 1e6);
   spdlog::info("{}: pid {}: {} uprobes on {} in {}; sites: {}", who, pid, links.size(), fmt::join(names, ", "),
                fmt::join(files, ", "), fmt::join(sites, ", "));
   return links;
