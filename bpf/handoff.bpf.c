@@ -38,9 +38,11 @@ const volatile __u64 targ_min_handoff_ns = 0;
 /* Wake the reader only once this many bytes wait (0: on every event); it also polls every second. */
 const volatile __u64 targ_wakeup_bytes = 0;
 
+/* 8,192 events of 128 bytes: 0.4 s of 20,000 handoffs/s while the reader,
+ * woken every 64 KiB, is kept off the CPU (its pages stay resident). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 * 1024 * 1024);
+	__uint(max_entries, 1024 * 1024);
 } events SEC(".maps");
 
 /* (tgid << 32 | fd) -> who queued it, when. LRU: fds leaked by means we do not hook

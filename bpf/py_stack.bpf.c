@@ -11,9 +11,12 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+const volatile __u64 targ_wakeup_bytes = 1; /* a quarter of the ring (py_stack.h) */
+
+/* Sized by user space before load (py_stack.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 * 1024 * 1024);
+	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
 struct {
@@ -50,7 +53,7 @@ int sample_python_stack(struct bpf_perf_event_data *ctx)
 	size = PYEBPF_PY_STACK_EVENT_BYTES(ev->stack.depth);
 	if (size > sizeof(*ev))
 		size = sizeof(*ev);
-	if (bpf_ringbuf_output(&events, ev, size, pyebpf_rb_wake_past(&events, PYEBPF_PY_STACK_WAKEUP_BYTES))) {
+	if (bpf_ringbuf_output(&events, ev, size, pyebpf_rb_wake_past(&events, targ_wakeup_bytes))) {
 		pyebpf_count(PYEBPF_CNT_RINGBUF_FULL);
 		return 0;
 	}

@@ -16,11 +16,13 @@ struct pyebpf_py_stack_event {
  * A sample never wakes the reader by itself: a reader woken by every sample
  * runs right after it, often on another CPU just before that CPU's own sample,
  * which then sees pyebpf instead of the target (one of two busy CPUs lost up
- * to 90% of its samples that way). BPF wakes it once this much is waiting;
- * otherwise the reader drains the ring every PYEBPF_PY_STACK_POLL_MS, jittered.
+ * to 90% of its samples that way). BPF wakes it once a quarter of the ring is
+ * waiting; otherwise the reader drains the ring every PYEBPF_PY_STACK_POLL_MS,
+ * jittered. The ring holds PYEBPF_PY_STACK_RING_S of samples at the
+ * sampling rate on every CPU with the deepest stacks.
  */
-#define PYEBPF_PY_STACK_WAKEUP_BYTES (1024 * 1024)
-#define PYEBPF_PY_STACK_POLL_MS	     100
+#define PYEBPF_PY_STACK_POLL_MS 100
+#define PYEBPF_PY_STACK_RING_S	1
 
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_stack_event) ==
 			     sizeof(struct pyebpf_event_header) + sizeof(struct pyebpf_py_stack),

@@ -52,9 +52,12 @@ const volatile __u32 targ_loss_rate = 0;       /* tcp_loss events per second, 0:
 const volatile bool filter_ip_set = false;     /* --loss-filter-ip */
 const volatile __u64 filter_ip[2] = {};	       /* as an IPv6 address (IPv4 v4-mapped), as stored */
 
+/* 6,500 records of at most 160 bytes: 0.3 s of 20,000 connections/s while
+ * the reader, woken every RB_BATCH_BYTES, is kept off the CPU (its pages
+ * stay resident). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 * 1024 * 1024);
+	__uint(max_entries, 1024 * 1024);
 } events SEC(".maps");
 
 /* Records go out as untyped ring buffer bytes; these keep every record type in

@@ -5,15 +5,13 @@
 
 #include <cstdio>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "app/cli.hpp"
 #include "app/outputs.hpp"
-#include "app/registry.hpp"
+#include "app/stored_events.hpp"
 #include "pyebpf/error.hpp"
-#include "sinks/record_input.hpp"
 #include "sinks/report.hpp"
 #include "sinks/sqlite_store.hpp"
 #include "util/clock.hpp"
@@ -21,37 +19,6 @@
 namespace pyebpf::app {
 
 namespace {
-
-// A report (or flame-graph files) fed stored events: each parsed into a
-// record of its metric's schema once, here; metrics no tracker emits are
-// only counted.
-struct StoredEvents {
-  sinks::Report report = make_report();
-  std::unique_ptr<sinks::FlameGraphSink> flame_graphs;
-  std::map<const sinks::TableSchema*, sinks::Record> records;
-
-  void add(const nlohmann::ordered_json& e) {
-    auto m = e.find("metric");
-    std::string metric = m != e.end() && m->is_string() ? m->get<std::string>() : "?";
-    const sinks::TableSchema* schema = schema_for_metric(metric);
-    if (!schema) {
-      report.count_other(metric);
-      return;
-    }
-    sinks::Record& r = records.try_emplace(schema, *schema).first->second;
-    sinks::record_from_json(e, r);
-    if (flame_graphs)
-      flame_graphs->write(r);
-    else
-      report.add(r);
-  }
-
-  // Writes the flame-graph files and says what was written.
-  void write_flame_graphs() {
-    flame_graphs->begin_close(sinks::SteadyClock::now());
-    std::fprintf(stderr, "pyebpf report: %s\n", flame_graphs->summary().c_str());
-  }
-};
 
 bool wants_flame_graphs(const Options& o) {
   return !o.folded_path.empty() || !o.speedscope_path.empty() || !o.pprof_path.empty() || !o.html_path.empty();

@@ -22,11 +22,13 @@
 #include "app/system_checks.hpp"
 #include "app/targets.hpp"
 #include "bpf/detach.hpp"
+#include "bpf/features.hpp"
 #include "bpf/libbpf_log.hpp"
 #include "bpf/shared_maps.hpp"
 #include "pyebpf/error.hpp"
 #include "pyebpf/fd.hpp"
 #include "util/clock.hpp"
+#include "util/self_cost.hpp"
 #include "util/timer.hpp"
 
 #ifndef PYEBPF_VERSION
@@ -163,6 +165,7 @@ int run(const Options& options) {
   for (std::uint32_t i = 0; i < targets.all().size(); ++i) loop.add(targets.all()[i].pidfd.get(), Source::Target, i);
 
   start_trackers(trackers, ctx);
+  bpf::release_kernel_btf();
   for (std::uint32_t i = 0; i < trackers.size(); ++i) {
     for (int fd : trackers[i]->wait_fds()) loop.add(fd, Source::Tracker, i);
   }
@@ -285,6 +288,7 @@ int run(const Options& options) {
   for (const auto& line : discovery->summary_lines()) lines.push_back(line);
   for (const auto& line : targets.summary_lines()) lines.push_back(line);
   for (const auto& line : outputs.summary_lines()) lines.push_back(line);
+  lines.push_back(self_cost_line(self_cost(), elapsed));
   outputs.record_end({clock.epoch_us(monotonic_ns()), elapsed, stop_reason, lines});
   if (!quiet) std::fputs(sinks::end_of_run_text(elapsed, stop_reason, lines, outputs.report()).c_str(), stderr);
   return 0;

@@ -20,9 +20,11 @@ struct BtfDeleter {
   void operator()(btf* b) const noexcept { btf__free(b); }
 };
 
+std::unique_ptr<btf, BtfDeleter> cached_vmlinux_btf;
+
 const btf* vmlinux_btf() {
-  static std::unique_ptr<btf, BtfDeleter> cached(btf__load_vmlinux_btf());
-  return cached.get();
+  if (!cached_vmlinux_btf) cached_vmlinux_btf.reset(btf__load_vmlinux_btf());
+  return cached_vmlinux_btf.get();
 }
 
 }  // namespace
@@ -47,6 +49,10 @@ int btf_tracepoint_id(const char* name) {
 }
 
 }  // namespace
+
+void release_kernel_btf() {
+  cached_vmlinux_btf.reset();
+}
 
 bool kernel_has_btf_tracepoint(const char* name) {
   return btf_tracepoint_id(name) > 0;

@@ -12,8 +12,12 @@ bool kernel_has_bpf_loop();
 
 // True if the running kernel's BTF describes the raw tracepoint `name`
 // (typedef btf_trace_<name>), i.e. a tp_btf/<name> program can attach. The
-// vmlinux BTF is parsed once per process.
+// vmlinux BTF is parsed once and kept until release_kernel_btf().
 bool kernel_has_btf_tracepoint(const char* name);
+
+// Frees the parsed vmlinux BTF (~5 MB) the checks here keep; the runner calls
+// it once every tracker has started. A later check parses it again.
+void release_kernel_btf();
 
 // Arguments the raw tracepoint `name` passes (without the leading context
 // pointer), -1 if the kernel has no such tracepoint. Tracepoints gain

@@ -7,6 +7,14 @@
 
 namespace pyebpf::bpf {
 
+std::uint32_t ring_bytes_for(double bytes_per_second, double seconds) {
+  constexpr std::uint32_t kMin = 256 << 10, kMax = 64 << 20;
+  const double need = bytes_per_second * seconds;
+  std::uint32_t bytes = kMin;
+  while (bytes < kMax && bytes < need) bytes *= 2;
+  return bytes;
+}
+
 RingBuffer::RingBuffer(bpf_map* map, Handler handler, const std::string& owner) : handler_(std::move(handler)) {
   rb_.reset(ring_buffer__new(bpf_map__fd(map), &RingBuffer::dispatch, this, nullptr));
   if (!rb_) throw Error(errno_text(owner + ": cannot open ring buffer", errno));

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -14,6 +15,13 @@
 #include "util/timer.hpp"
 
 namespace pyebpf::bpf {
+
+// Bytes for a ring buffer that must hold `seconds` of records arriving at
+// `bytes_per_second` while the reader is away: a power of two (the kernel's
+// rule) from 256 KiB to 64 MiB. A ring's pages stay resident for the whole
+// run (and count twice in RSS: the kernel maps them twice), so rings are
+// sized by need, not by habit.
+std::uint32_t ring_bytes_for(double bytes_per_second, double seconds);
 
 // A BPF ring buffer consumer. The handler runs on the caller's thread during
 // consume(); its fds join the runner's event loop.

@@ -3,8 +3,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
+#include <fstream>
 
-#include "util/files.hpp"
 #include "util/text.hpp"
 
 namespace pyebpf::native {
@@ -39,52 +40,95 @@ void for_each_text_symbol(std::string_view text, Fn&& fn) {
   }
 }
 
+// The same for a kallsyms file, read a line at a time: the whole file
+// (~5 MB on a distro kernel) is never in memory at once.
+template <typename Fn>
+void for_each_file_symbol(const std::string& path, Fn&& fn) {
+  std::ifstream in(path);
+  std::string line;
+  bool more = true;
+  while (more && std::getline(in, line)) {
+    for_each_text_symbol(line, [&](std::uint64_t address, std::string_view name, std::string_view module) {
+      return more = fn(address, name, module);
+    });
+  }
+}
+
 }  // namespace
+
+void Kallsyms::add(std::uint64_t address, std::string_view name, std::string_view module) {
+  if (name.size() > UINT16_MAX || names_.size() + name.size() > UINT32_MAX) return;
+  std::uint16_t m = 0;
+  if (!module.empty()) {
+    auto [it, added] = module_index_.try_emplace(std::string(module), static_cast<std::uint16_t>(modules_.size()));
+    if (added) {
+      if (modules_.size() > UINT16_MAX) {
+        module_index_.erase(it);
+        return;
+      }
+      modules_.emplace_back(module);
+    }
+    m = it->second;
+  }
+  any_nonzero_ |= address != 0;
+  entries_.push_back({address, static_cast<std::uint32_t>(names_.size()), static_cast<std::uint16_t>(name.size()), m});
+  names_.append(name);
+}
+
+void Kallsyms::finish() {
+  module_index_ = {};
+  zero_addresses_ = !entries_.empty() && !any_nonzero_;
+  if (zero_addresses_) {
+    entries_ = {};
+    names_ = {};
+  }
+  std::stable_sort(entries_.begin(), entries_.end(),
+                   [](const Entry& a, const Entry& b) { return a.address < b.address; });
+  entries_.shrink_to_fit();
+  names_.shrink_to_fit();
+}
 
 Kallsyms Kallsyms::parse(std::string_view text) {
   Kallsyms out;
-  bool any_nonzero = false, any = false;
   for_each_text_symbol(text, [&](std::uint64_t address, std::string_view name, std::string_view module) {
-    any = true;
-    any_nonzero |= address != 0;
-    out.symbols_.push_back(Symbol{address, std::string(name), std::string(module)});
+    out.add(address, name, module);
     return true;
   });
-  out.zero_addresses_ = any && !any_nonzero;
-  if (out.zero_addresses_) out.symbols_.clear();
-  std::stable_sort(out.symbols_.begin(), out.symbols_.end(),
-                   [](const Symbol& a, const Symbol& b) { return a.address < b.address; });
+  out.finish();
   return out;
 }
 
 Kallsyms Kallsyms::load(const std::string& path) {
-  auto text = read_text_file(path);
-  return text ? parse(*text) : Kallsyms{};
+  Kallsyms out;
+  for_each_file_symbol(path, [&](std::uint64_t address, std::string_view name, std::string_view module) {
+    out.add(address, name, module);
+    return true;
+  });
+  out.finish();
+  return out;
 }
 
 std::uint64_t Kallsyms::address_of(std::string_view symbol, const std::string& path) {
-  auto text = read_text_file(path);
   std::uint64_t found = 0;
-  if (text)
-    for_each_text_symbol(*text, [&](std::uint64_t address, std::string_view name, std::string_view) {
-      if (name != symbol) return true;
-      found = address;
-      return false;
-    });
+  for_each_file_symbol(path, [&](std::uint64_t address, std::string_view name, std::string_view) {
+    if (name != symbol) return true;
+    found = address;
+    return false;
+  });
   return found;
 }
 
-const Kallsyms::Symbol* Kallsyms::lookup(std::uint64_t address) const {
-  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), address,
-                             [](std::uint64_t a, const Symbol& s) { return a < s.address; });
-  if (it == symbols_.begin()) return nullptr;
+std::optional<Kallsyms::Symbol> Kallsyms::lookup(std::uint64_t address) const {
+  auto it = std::upper_bound(entries_.begin(), entries_.end(), address,
+                             [](std::uint64_t a, const Entry& e) { return a < e.address; });
+  if (it == entries_.begin()) return std::nullopt;
   --it;
-  if (address - it->address > kMaxFunctionSpan) return nullptr;
-  return &*it;
+  if (address - it->address > kMaxFunctionSpan) return std::nullopt;
+  return Symbol{it->address, std::string_view(names_).substr(it->name_at, it->name_size), modules_[it->module]};
 }
 
 stack::NativeFrame Kallsyms::frame(std::uint64_t address) const {
-  if (const Symbol* s = lookup(address)) return {stack::NativeFrame::Kind::Symbol, s->name, s->module};
+  if (auto s = lookup(address)) return {stack::NativeFrame::Kind::Symbol, s->name, s->module};
   return {stack::NativeFrame::Kind::Address, {}, {}, address};
 }
 

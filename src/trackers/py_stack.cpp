@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 
 #include "bpf/features.hpp"
 #include "py_stack.h"
@@ -21,13 +22,18 @@ void PyStackTracker::start(TrackerContext& ctx) {
   ctx_ = &ctx;
   skel_ = bpf::Skeleton<py_stack_bpf>("py_stack", {py_stack_bpf__open, py_stack_bpf__load, py_stack_bpf__destroy});
   skel_->rodata->targ_use_bpf_loop = bpf::kernel_has_bpf_loop();
+  const int cpus = std::max(libbpf_num_possible_cpus(), 1);
+  const std::uint32_t ring = bpf::ring_bytes_for(
+      options_.frequency * cpus * double{PYEBPF_PY_STACK_EVENT_BYTES(PYEBPF_MAX_FRAMES)}, PYEBPF_PY_STACK_RING_S);
+  bpf_map__set_max_entries(skel_->maps.events, ring);
+  skel_->rodata->targ_wakeup_bytes = ring / 4;
   skel_.load(ctx.shared_maps);
   sampler_.emplace(skel_->progs.sample_python_stack, options_.frequency);
   events_.emplace(
       skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "py_stack",
       std::chrono::milliseconds(PYEBPF_PY_STACK_POLL_MS));
-  spdlog::info("py_stack: sampling at {} Hz with {} on {} CPUs", options_.frequency, sampler_->event_name(),
-               sampler_->cpus());
+  spdlog::info("py_stack: sampling at {} Hz with {} on {} CPUs, {} KiB ring buffer", options_.frequency,
+               sampler_->event_name(), sampler_->cpus(), ring >> 10);
 }
 
 std::vector<int> PyStackTracker::wait_fds() const {

@@ -42,13 +42,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)sqlite_report_of(data, size);
     return 0;
   }
-  pyebpf::fuzz::StoredReport stored;
+  pyebpf::app::StoredEvents stored;
   while (!text.empty()) {
     const std::size_t end = std::min(text.find('\n'), text.size());
     auto e = nlohmann::ordered_json::parse(text.substr(0, end), nullptr, false);
     if (!e.is_discarded() && e.is_object()) stored.add(e);
     text.remove_prefix(std::min(end + 1, text.size()));
   }
-  (void)stored.report().render();
+  (void)stored.report.render();
   return 0;
 }

@@ -55,13 +55,13 @@ TEST(Kallsyms, ParsesTextSymbolsSortedWithModules) {
   Kallsyms k = Kallsyms::parse(kKallsyms);
   EXPECT_EQ(k.size(), 6u);
   EXPECT_FALSE(k.zero_addresses());
-  ASSERT_NE(k.lookup(0xffffffff81001234), nullptr);
+  ASSERT_TRUE(k.lookup(0xffffffff81001234));
   EXPECT_EQ(k.lookup(0xffffffff81001234)->name, "schedule");
   EXPECT_EQ(k.lookup(0xffffffff81001000)->name, "schedule");  // exact start
   EXPECT_EQ(k.lookup(0xffffffff81002fff)->name, "do_nanosleep");
   EXPECT_EQ(k.lookup(0xffffffff81003010)->name, "weak_text");
-  const auto* mod = k.lookup(0xffffffffc0a01010);
-  ASSERT_NE(mod, nullptr);
+  auto mod = k.lookup(0xffffffffc0a01010);
+  ASSERT_TRUE(mod);
   EXPECT_EQ(mod->name, "nft_do_chain");
   EXPECT_EQ(mod->module, "nf_tables");
 }
@@ -78,7 +78,7 @@ TEST(Kallsyms, ZeroAddressesMeanHiddenNotResolvable) {
   Kallsyms k = Kallsyms::parse("0000000000000000 T _stext\n0000000000000000 t schedule\n");
   EXPECT_TRUE(k.zero_addresses());
   EXPECT_EQ(k.size(), 0u);
-  EXPECT_EQ(k.lookup(0x1000), nullptr);
+  EXPECT_FALSE(k.lookup(0x1000));
   EXPECT_EQ(Kallsyms::load("/nonexistent/kallsyms").size(), 0u);
 }
 
