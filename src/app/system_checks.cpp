@@ -39,6 +39,14 @@ void check_system() {
                 "pyebpf needs Linux >= 5.8 built with CONFIG_DEBUG_INFO_BTF=y");
   rlimit unlimited{RLIM_INFINITY, RLIM_INFINITY};
   setrlimit(RLIMIT_MEMLOCK, &unlimited);  // best effort: only kernels < 5.11 need it
+  // Every uprobe link holds descriptors, and a recycling server's exited
+  // workers' links wait to be detached (bpf/detach.hpp): a soft limit of
+  // 1024 would make attaching the next worker fail. Best effort.
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
 }
 
 }  // namespace pyebpf::app
