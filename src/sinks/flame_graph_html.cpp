@@ -13,8 +13,6 @@ extern const std::size_t flame_graph_html_size;
 namespace pyebpf::sinks {
 namespace {
 
-using Json = nlohmann::json;
-
 // Where the template takes the data: inside <script type="application/json">.
 constexpr std::string_view kDataMarker = "/*PYEBPF_FLAME_GRAPH_DATA*/";
 
@@ -34,17 +32,17 @@ const char* kind_name(FlameFrame::Kind kind) {
 
 }  // namespace
 
-Json flame_graph_html_data(const FlameGraphs& graphs, const std::string& title) {
-  Json frames = Json::array();
+nlohmann::json flame_graph_html_data(const FlameGraphs& graphs, const std::string& title) {
+  nlohmann::json frames = nlohmann::json::array();
   for (const auto& f : graphs.frames) frames.push_back({kind_name(f.kind), f.name, f.file, f.line});
-  Json kinds = Json::array();
+  nlohmann::json kinds = nlohmann::json::array();
   for (std::size_t k = 0; k < graphs.kinds.size(); ++k) {
     if (graphs.events[k] == 0) continue;
     const FlameGraphKind& kind = graphs.kinds[k];
-    Json threads = Json::array();
+    nlohmann::json threads = nlohmann::json::array();
     for (const auto& [key, p] : graphs.profiles) {
       if (p.kind != k) continue;
-      Json stacks = Json::array();
+      nlohmann::json stacks = nlohmann::json::array();
       for (const auto& s : p.stacks) stacks.push_back({s.frames, s.weight});
       threads.push_back(
           {{"pid", p.pid}, {"tid", p.tid}, {"name", p.thread}, {"total", p.total}, {"stacks", std::move(stacks)}});
@@ -59,7 +57,8 @@ Json flame_graph_html_data(const FlameGraphs& graphs, const std::string& title) 
 }
 
 std::string flame_graph_html(const FlameGraphs& graphs, const std::string& title) {
-  std::string data = flame_graph_html_data(graphs, title).dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string data =
+      flame_graph_html_data(graphs, title).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   // Frame names come from the target: no "</script>" in them may end the
   // data block. '<' appears only inside JSON strings, where \u003c is the same.
   std::string safe;

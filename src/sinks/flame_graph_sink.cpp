@@ -110,7 +110,7 @@ void FlameGraphSink::add(std::size_t kind, const Record& r, double weight) {
   auto pos = p.index.find(ids_);
   if (pos == p.index.end()) {
     pos = p.index.emplace(ids_, p.stacks.size()).first;
-    p.stacks.emplace_back(ids_, 0.0);
+    p.stacks.push_back(FlameGraphs::Stack{ids_, 0.0});
   }
   p.stacks[pos->second].weight += weight;
   p.total += weight;

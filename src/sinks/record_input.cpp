@@ -15,10 +15,12 @@ std::string text_of(const Json& v) {
 }
 
 // The integer a JSON value holds for a column of integer type `t`, or nullopt
-// when it holds none the column can: a file handed to `pyebpf report` may
-// hold anything, and the report turns counts, generations and tids into
-// doubles and back, where a value beyond the type or beyond ±2^53 (where
-// doubles stop counting exactly) is garbage or undefined behaviour.
+// when it holds none: a file handed to `pyebpf report` may hold anything, and
+// the report turns counts, generations and tids into doubles and back, where
+// a value beyond ±2^53 (where doubles stop counting exactly) is garbage and a
+// negative one in an unsigned column is undefined behaviour. A whole number
+// merely too large for the column's type is kept: the sinks decide (ClickHouse
+// keeps it in `extra`, as it does for live events).
 std::optional<std::int64_t> whole(const Json& v, ColumnType t) {
   constexpr double kExact = 9007199254740992.0;  // 2^53
   double d;
@@ -31,27 +33,9 @@ std::optional<std::int64_t> whole(const Json& v, ColumnType t) {
     d = v.get<bool>() ? 1 : 0;
   else
     return std::nullopt;
-  double low = -kExact, high = kExact;
-  switch (t) {
-    case ColumnType::UInt8:
-      low = 0, high = UINT8_MAX;
-      break;
-    case ColumnType::UInt16:
-      low = 0, high = UINT16_MAX;
-      break;
-    case ColumnType::UInt32:
-      low = 0, high = UINT32_MAX;
-      break;
-    case ColumnType::UInt64:
-      low = 0;
-      break;
-    case ColumnType::Int32:
-      low = INT32_MIN, high = INT32_MAX;
-      break;
-    default:
-      break;
-  }
-  if (!(d >= low && d <= high)) return std::nullopt;  // NaN too
+  const bool is_unsigned =
+      t == ColumnType::UInt8 || t == ColumnType::UInt16 || t == ColumnType::UInt32 || t == ColumnType::UInt64;
+  if (!(d >= (is_unsigned ? 0 : -kExact) && d <= kExact)) return std::nullopt;  // NaN too
   return static_cast<std::int64_t>(d);
 }
 

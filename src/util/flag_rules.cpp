@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <optional>
 
@@ -41,7 +42,7 @@ std::string range_words(const NumberRule& r) {
 bool holds(const NumberRule& r, double v) {
   if (r.min_inclusive ? v < r.min : v <= r.min) return false;
   if (r.max > 0 && v > r.max) return false;
-  return !r.whole || v == static_cast<double>(static_cast<long long>(v));
+  return !r.whole || std::trunc(v) == v;  // no cast: 1e30 is no long long
 }
 
 }  // namespace

@@ -39,6 +39,14 @@ TEST(FlagRules, NumbersOutsideTheirRangeNameTheRangeInWords) {
             "--depth must be a whole number from 1 to 64 frames, e.g. --depth 20 (got '2.5')");
   EXPECT_EQ(error_of(app, {"--depth"}), "--depth needs a value");
 
+  // Whole numbers without an upper limit: a huge value is checked without
+  // casting it (undefined for 1e30), then refused by the conversion to size_t.
+  std::size_t events = 0;
+  check(app.add_option("--queue", events), whole(1, 0, "events", "100000"));
+  EXPECT_EQ(error_of(app, {"--queue", "2.5"}),
+            "--queue must be a whole number >= 1 events, e.g. --queue 100000 (got '2.5')");
+  EXPECT_EQ(error_of(app, {"--queue", "1e30"}), "Could not convert: --queue = 1e30");
+
   EXPECT_EQ(error_of(app, {"--duration", "0.5", "--min-ms", "0", "--pct", "100", "--depth", "64"}), "");
   EXPECT_EQ(seconds, 0.5);
   EXPECT_EQ(frames, 64u);
