@@ -246,7 +246,8 @@ pyebpf_gc_proc gc_proc_config(const python::PythonProcess& python) {
   return cfg;
 }
 
-GcTracker::GcTracker(const GcOptions& options) : options_(options), record_(gc_pause_schema()) {}
+GcTracker::GcTracker(const GcOptions& options)
+    : options_(options), record_(gc_pause_schema()), stats_record_(gc_stats_schema()) {}
 GcTracker::~GcTracker() = default;
 
 void GcTracker::start(TrackerContext& ctx) {
@@ -255,6 +256,10 @@ void GcTracker::start(TrackerContext& ctx) {
   skel_->rodata->targ_min_ns = static_cast<__u64>(options_.min_ms * 1e6);
   skel_->rodata->targ_py_stack = options_.py_enable;
   skel_->rodata->targ_use_bpf_loop = bpf::kernel_has_bpf_loop();
+  // Per-collection events only at or above the threshold need a small ring;
+  // an event for every collection (--gc-min-ms 0) needs room for thousands
+  // per second with stacks.
+  bpf_map__set_max_entries(skel_->maps.events, options_.min_ms > 0 ? 1 << 20 : 8 << 20);
   // USDT and uprobe programs both stay loaded: a process found later (another
   // CPython build) may need the hook the targets at start do not.
   skel_.load(ctx.shared_maps);
@@ -269,6 +274,9 @@ void GcTracker::start(TrackerContext& ctx) {
     }
   }
   failures.settle("gc", traced_, ctx.degraded);
+  interval_start_ns_ = monotonic_ns();
+  spdlog::info("gc: every collection counted in BPF, gc_stats every {} s; gc_pause events for collections >= {} ms",
+               options_.stats_interval_s, options_.min_ms);
   events_.emplace(
       skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gc");
 }
@@ -284,6 +292,8 @@ void GcTracker::add_target(const Target& target) {
   if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gc_procs), &key, &config, BPF_ANY))
     throw Error(errno_text("gc: add pid " + std::to_string(target.pid) + " to gc_procs", errno));
   try {
+    if (removed_.count(target.pid)) emit_stats();  // a reused pid: its last owner's entries go first
+    add_stats_entries(target.pid);
     attach(target.pid, interp.open_path, interp.elf, plan);
   } catch (const Error&) {
     remove_target(target.pid);
@@ -297,6 +307,7 @@ void GcTracker::remove_target(pid_t pid) {
   __u32 key = static_cast<__u32>(pid);
   bpf_map_delete_elem(bpf_map__fd(skel_->maps.gc_procs), &key);
   bpf::detach_later(process_links_, pid);
+  removed_.insert(pid);
 }
 
 void GcTracker::attach(pid_t pid, const std::string& binary, const binary::ElfFile& elf, const GcHookPlan& plan) {
@@ -340,6 +351,68 @@ void GcTracker::consume() {
   if (events_) events_->consume();
 }
 
+void GcTracker::add_stats_entries(pid_t pid) {
+  const int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0) throw Error(errno_text("gc: count possible CPUs", -ncpus));
+  const std::vector<pyebpf_gc_stats> zeros(static_cast<std::size_t>(ncpus));
+  for (__u32 g = 0; g <= PYEBPF_GC_GEN_UNKNOWN; ++g) {
+    pyebpf_gc_stats_key key{static_cast<__u32>(pid), g};
+    if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gc_stats), &key, zeros.data(), BPF_NOEXIST))
+      throw Error(errno_text("gc: add pid " + std::to_string(pid) + " to gc_stats", errno));
+    stats_.push_back({key, {}});
+  }
+}
+
+void GcTracker::tick() {
+  if (static_cast<double>(monotonic_ns() - interval_start_ns_) >= options_.stats_interval_s * 1e9 - 5e8) emit_stats();
+}
+
+void GcTracker::finish() {
+  if (skel_) emit_stats();  // the partial last interval
+}
+
+void GcTracker::emit_stats() {
+  // Longest pauses from here on go to the next epoch's slot (gc.h); a
+  // collection ending on another CPU right now may still land in this one's,
+  // after the read below: then only the interval's max_ms misses it.
+  const __u32 epoch = skel_->bss->stats_epoch;
+  __atomic_store_n(&skel_->bss->stats_epoch, epoch + 1, __ATOMIC_SEQ_CST);
+  const std::uint64_t now = monotonic_ns();
+  const double interval_s = static_cast<double>(now - interval_start_ns_) / 1e9;
+  const DecodeContext decode = decode_context(*ctx_);
+  std::vector<pyebpf_gc_stats> per_cpu(static_cast<std::size_t>(std::max(libbpf_num_possible_cpus(), 1)));
+  for (auto& entry : stats_) {
+    if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.gc_stats), &entry.key, per_cpu.data())) continue;
+    GcTotals now_totals;
+    pyebpf_event_header hdr{};
+    for (const auto& cpu : per_cpu) {
+      now_totals.add(cpu, epoch);
+      if (!hdr.pid && cpu.hdr.pid) hdr = cpu.hdr;
+    }
+    const GcTotals interval = now_totals.since(entry.emitted);
+    entry.emitted = now_totals;
+    if (!interval.count) continue;
+    hdr.ts_ns = interval_start_ns_;
+    stats_record_.clear();
+    set_thread_fields(stats_record_, decode, hdr);
+    fill_gc_stats(interval, entry.key.generation == PYEBPF_GC_GEN_UNKNOWN ? -1 : static_cast<int>(entry.key.generation),
+                  interval_s, stats_record_);
+    ctx_->targets.count_event(static_cast<pid_t>(entry.key.pid));
+    ctx_->sink.write(stats_record_);
+    ++stats_records_;
+  }
+  interval_start_ns_ = now;
+  // Targets gone: their last interval is out, their entries can go.
+  std::erase_if(stats_, [&](const StatsEntry& entry) {
+    if (!removed_.count(static_cast<pid_t>(entry.key.pid))) return false;
+    retired_count_ += entry.emitted.count;
+    retired_ns_ += entry.emitted.total_ns;
+    bpf_map_delete_elem(bpf_map__fd(skel_->maps.gc_stats), &entry.key);
+    return true;
+  });
+  removed_.clear();
+}
+
 void GcTracker::handle(const void* data, std::size_t size) {
   deliver(decode_gc_pause(data, size, decode_context(*ctx_), options_.py_enable, record_), record_, *ctx_, counts_);
 }
@@ -347,13 +420,19 @@ void GcTracker::handle(const void* data, std::size_t size) {
 std::string GcTracker::summary_line() const {
   if (!skel_) return "gc: not started";
   Counters c = read_counters(skel_->maps.counters);
-  const std::uint64_t collections = c[PYEBPF_CNT_EVENTS] + c[PYEBPF_CNT_FILTERED] + c[PYEBPF_CNT_RINGBUF_FULL];
+  std::uint64_t collections = retired_count_, total_ns = retired_ns_;
+  for (const auto& entry : stats_) {
+    collections += entry.emitted.count;
+    total_ns += entry.emitted.total_ns;
+  }
   return fmt::format(
-      "gc: {} collections in {} traced process(es), {} emitted, {} below --gc-min-ms, {} lost (ring buffer full), "
+      "gc: {} collections in {} traced process(es), {:.1f} ms in total, in {} gc_stats records; {} gc_pause events "
+      "emitted, {} below --gc-min-ms ({} ms), {} lost (ring buffer full), {} not counted (no gc_stats entry), "
       "{} starts not recorded (start map full), {} without counts (GC stats unreadable or another "
       "interpreter's), {} ends without a seen start (attached mid-collection), {} collector calls that collected "
       "nothing, {} nested calls",
-      collections, traced_, counts_.emitted, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed,
+      collections, traced_, ns_to_ms(total_ns), stats_records_, counts_.emitted, c[PYEBPF_CNT_FILTERED],
+      options_.min_ms, c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed, c[PYEBPF_GC_CNT_NO_TOTALS],
       c[PYEBPF_GC_CNT_START_LOST], c[PYEBPF_GC_CNT_NO_STATS], c[PYEBPF_GC_CNT_UNMATCHED], c[PYEBPF_GC_CNT_NOOP],
       c[PYEBPF_GC_CNT_NESTED]);
 }
@@ -362,14 +441,18 @@ const TrackerDescriptor& gc_tracker() {
   static const TrackerDescriptor d{
       .name = "gc",
       .help = "garbage collection pauses",
-      .schemas = {&gc_pause_schema()},
+      .schemas = {&gc_pause_schema(), &gc_stats_schema()},
       .add_options = [](CLI::App& cli) -> std::shared_ptr<TrackerOptions> {
         auto o = std::make_shared<GcOptions>();
         auto* gc = cli.add_option_group("gc", "Garbage-collection pauses");
-        flags::check(
-            gc->add_option("--gc-min-ms", o->min_ms,
-                           "Report only collections at least this long, in ms (default 0: every one); filtered in BPF"),
-            flags::zero_or_more("ms", "5"));
+        flags::check(gc->add_option("--gc-min-ms", o->min_ms,
+                                    fmt::format("gc_pause events (with the stack) only for collections at least this "
+                                                "long, in ms (default {}; 0: every one); all are counted in gc_stats",
+                                                kGcDefaultMinMs)),
+                     flags::zero_or_more("ms", "5"));
+        flags::check(gc->add_option("--gc-stats-interval", o->stats_interval_s,
+                                    "Seconds between gc_stats records (default 10; also at the end)"),
+                     flags::between(1, 86400, "seconds", "10"));
         gc->add_option("--gc-py-enable", o->py_enable,
                        "Python stack of the code that triggered each collection: true or false (default true)");
         gc->add_flag("--no-gc-py-enable{false}", o->py_enable, "Same as --gc-py-enable false");

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "python/version.hpp"
 #include "sinks/record.hpp"
 #include "trackers/descriptor.hpp"
+#include "trackers/gc_events.hpp"
 
 struct gc_bpf;
 
@@ -70,13 +72,22 @@ void check_gc_state(const python::OffsetsRow& row, const python::ProcessMemory& 
 // Where the target's GC state and per-generation totals are, checked as above.
 pyebpf_gc_proc gc_proc_config(const python::PythonProcess& python);
 
+// Collections at or above this many ms get a gc_pause event (with the stack
+// walk); every collection is counted in BPF whatever it is. 1 ms bounds the
+// cost of the events to a stack walk per ms of GC, a few % at worst
+// (docs/trackers/gc.md).
+inline constexpr double kGcDefaultMinMs = 1.0;
+
 struct GcOptions : TrackerOptions {
-  double min_ms = 0.0;        // collections shorter than this are dropped in BPF
-  bool py_enable = true;      // Python stack of the code that triggered the collection
-  std::string hook = "auto";  // auto | usdt | uprobe
+  double min_ms = kGcDefaultMinMs;  // shorter collections are only counted, in BPF (0: an event for every one)
+  double stats_interval_s = 10.0;   // gc_stats records every this many seconds, and at the end
+  bool py_enable = true;            // Python stack of the code that triggered the collection
+  std::string hook = "auto";        // auto | usdt | uprobe
 };
 
-// Garbage-collection pauses: one `gc_pause` event per collection of a target.
+// Garbage-collection pauses: every collection of a target counted per
+// generation in BPF and emitted as `gc_stats` records per interval; one
+// `gc_pause` event, with the stack, per collection at or above --gc-min-ms.
 class GcTracker : public Tracker {
  public:
   explicit GcTracker(const GcOptions& options);
@@ -88,10 +99,21 @@ class GcTracker : public Tracker {
   void consume() override;
   void add_target(const Target& target) override;
   void remove_target(pid_t pid) override;
+  void tick() override;
+  void finish() override;
   std::vector<std::string> summary() const override { return {summary_line()}; }
 
  private:
+  // The gc_stats entries of one target and generation, and the totals
+  // emitted so far.
+  struct StatsEntry {
+    pyebpf_gc_stats_key key;
+    GcTotals emitted;
+  };
+
   std::string summary_line() const;
+  void add_stats_entries(pid_t pid);
+  void emit_stats();
   void attach(pid_t pid, const std::string& binary, const binary::ElfFile& elf, const GcHookPlan& plan);
   void handle(const void* data, std::size_t size);
 
@@ -101,6 +123,12 @@ class GcTracker : public Tracker {
   std::map<pid_t, std::vector<bpf::Link>> process_links_;  // per target: its probes
   std::optional<bpf::RingBuffer> events_;
   sinks::Record record_;
+  sinks::Record stats_record_;
+  std::vector<StatsEntry> stats_;
+  std::set<pid_t> removed_;                           // targets gone: their entries go after the next emit_stats
+  std::uint64_t retired_count_ = 0, retired_ns_ = 0;  // what removed targets' entries emitted, for the summary
+  std::uint64_t interval_start_ns_ = 0;
+  std::size_t stats_records_ = 0;
   std::size_t traced_ = 0;
   EventCounts counts_;
 };
