@@ -397,7 +397,7 @@ void GcTracker::emit_stats() {
     set_thread_fields(stats_record_, decode, hdr);
     fill_gc_stats(interval, entry.key.generation == PYEBPF_GC_GEN_UNKNOWN ? -1 : static_cast<int>(entry.key.generation),
                   interval_s, stats_record_);
-    ctx_->targets.count_event(static_cast<pid_t>(entry.key.pid));
+    ctx_->targets.count_event(static_cast<pid_t>(entry.key.pid), stats_record_.metric());
     ctx_->sink.write(stats_record_);
     ++stats_records_;
   }
