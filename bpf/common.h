@@ -56,6 +56,7 @@ enum pyebpf_counter {
 	PYEBPF_CNT_TSTATE_WALK,	   /* thread state found by walking the thread list (slow path) */
 	PYEBPF_CNT_FRAMES_SKIPPED, /* frames that are not Python code (shims, non-code executables) */
 	PYEBPF_CNT_FILTERED,	   /* events below a threshold, dropped in BPF by design */
+	PYEBPF_CNT_FRAME_LOOP,	   /* a frame chain that leads back to itself (corrupted target) */
 	PYEBPF_CNT_TRACKER_BASE,   /* first slot a tracker may use for its own counters */
 	PYEBPF_CNT_MAX = 32,
 };

@@ -178,7 +178,9 @@ struct pyebpf_walk_ctx {
 	struct pyebpf_py_stack *st;
 	struct pyebpf_walk_scratch *scratch;
 	__u64 frame;
+	__u64 mark; /* a frame visited earlier: seeing it again means a loop */
 	bool fault;
+	bool loop;
 };
 
 /* One frame of the walk; returns 1 to stop. */
@@ -193,6 +195,16 @@ static int pyebpf_walk_step(__u32 index, struct pyebpf_walk_ctx *ctx)
 
 	if (!frame)
 		return 1;
+	/* A target can corrupt its own frame chain (a buggy C extension): a
+	 * loop would fill the stack with the same frames, so look for one
+	 * (Brent: remember the frame at visits 0, 1, 2, 4, 8, ...; a loop of
+	 * length n comes back to it within the next mark's span). */
+	if (frame == ctx->mark) {
+		ctx->loop = true;
+		return 1;
+	}
+	if (!(index & (index - 1)))
+		ctx->mark = frame;
 	if (bpf_probe_read_user(scratch->frame, PYEBPF_FRAME_WINDOW, (const void *)frame) &&
 	    bpf_probe_read_user(scratch->frame, l->frame_window & (PYEBPF_FRAME_WINDOW - 1), (const void *)frame)) {
 		ctx->fault = true;
@@ -267,6 +279,9 @@ static __always_inline void pyebpf_walk_stack(const struct pyebpf_py_proc *proc,
 	if (ctx.fault) {
 		st->status = PYEBPF_STACK_READ_FAULT;
 		pyebpf_count(PYEBPF_CNT_READ_FAULT);
+	} else if (ctx.loop) {
+		st->status = PYEBPF_STACK_FRAME_LOOP;
+		pyebpf_count(PYEBPF_CNT_FRAME_LOOP);
 	}
 }
 

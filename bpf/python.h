@@ -71,6 +71,7 @@ enum pyebpf_stack_status {
 	PYEBPF_STACK_NO_TSTATE = 1,  /* not a Python thread */
 	PYEBPF_STACK_READ_FAULT = 2, /* target memory unreadable mid-walk: frames so far are kept */
 	PYEBPF_STACK_NOT_WALKED = 3, /* walking disabled or below a threshold */
+	PYEBPF_STACK_FRAME_LOOP = 4, /* the frame chain leads back to a frame already visited */
 };
 
 struct pyebpf_py_stack {

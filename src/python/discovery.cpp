@@ -7,6 +7,9 @@
 #include <regex>
 #include <set>
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
 #include "pyebpf/error.hpp"
 #include "python/memory.hpp"
 #include "util/files.hpp"
@@ -87,10 +90,21 @@ Interpreter discover_interpreter(pid_t pid) {
                         [](const procfs::Mapping* m) { return looks_like_libpython(m->path); });
 
   std::optional<Interpreter> old_python;  // a Python without _PyRuntime (<= 3.6)
+  std::string skipped;                    // candidates that are not usable ELF files, and why
   for (const procfs::Mapping* m : candidates) {
     std::string open_path = procfs::open_path(pid, *m);
     std::string shown = procfs::target_path(pid, m->path);
-    binary::ElfFile elf = binary::ElfFile::open(open_path);
+    std::optional<binary::ElfFile> parsed;
+    try {
+      parsed.emplace(binary::ElfFile::open(open_path));
+    } catch (const Error& e) {
+      // A process can map any bytes under any name; a file the dynamic
+      // loader could not have loaded is not its interpreter.
+      spdlog::warn("{}: skipped {}: {}", who, shown, e.what());
+      skipped += fmt::format("; skipped {}: {}", shown, e.what());
+      continue;
+    }
+    binary::ElfFile elf = std::move(*parsed);
     auto runtime = elf.symbol("_PyRuntime");
     if (!runtime) {
       auto v = version_from_filename(m->path);
@@ -135,7 +149,7 @@ Interpreter discover_interpreter(pid_t pid) {
   // Too old to have _PyRuntime: returned so the caller names the version it does not support.
   if (old_python) return std::move(*old_python);
   std::string comm = read_comm(pid, pid);
-  throw Error(who + " (" + comm + ") is not a CPython process: no mapped file defines _PyRuntime",
+  throw Error(who + " (" + comm + ") is not a CPython process: no mapped file defines _PyRuntime" + skipped,
               "pass the PID of a python process (CPython 3.8-3.15); `cat /proc/" + std::to_string(pid) +
                   "/maps` shows what it runs");
 }

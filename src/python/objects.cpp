@@ -54,7 +54,7 @@ std::optional<std::string> ObjectReader::read_str(std::uint64_t obj, std::size_t
   unsigned kind = extract(*state, *kind_bits);
   bool compact = extract(*state, *compact_bits) != 0;
   bool ascii = extract(*state, *ascii_bits) != 0;
-  if (kind != 1 && kind != 2 && kind != 4) return std::nullopt;
+  if ((kind != 1 && kind != 2 && kind != 4) || (ascii && kind != 1)) return std::nullopt;
 
   std::uint64_t data;
   if (compact && ascii) {
@@ -68,9 +68,22 @@ std::optional<std::string> ObjectReader::read_str(std::uint64_t obj, std::size_t
     if (!ptr) return std::nullopt;
     data = *ptr;
   }
-  std::size_t chars = std::min<std::size_t>(static_cast<std::size_t>(*length), max_chars);
-  auto raw = memory_.read_bytes(data, chars * kind);
+  // CPython ends every str's data with a NUL code unit (PyUnicode_New). A
+  // length that does not land on one is a lie (an object a buggy extension
+  // overwrote), and believing it would name things with whatever memory
+  // follows: refuse instead. The NUL is read with the text when it is kept whole.
+  const auto total = static_cast<std::size_t>(*length);
+  const std::size_t chars = std::min(total, max_chars);
+  const bool whole = chars == total;
+  auto raw = memory_.read_bytes(data, (chars + whole) * kind);
   if (!raw) return std::nullopt;
+  std::vector<std::uint8_t> nul(kind);
+  if (!whole && !memory_.read(data + total * kind, nul.data(), kind)) return std::nullopt;
+  if (whole) nul.assign(raw->end() - kind, raw->end());
+  if (std::any_of(nul.begin(), nul.end(), [](std::uint8_t b) { return b != 0; })) return std::nullopt;
+  raw->resize(chars * kind);
+  // An ASCII-flagged str holds only bytes below 0x80.
+  if (ascii && std::any_of(raw->begin(), raw->end(), [](std::uint8_t b) { return b >= 0x80; })) return std::nullopt;
   return code_units_to_utf8(*raw, kind);
 }
 

@@ -58,7 +58,7 @@ stack::PyFrame Symbolizer::resolve(const pyebpf_py_frame& frame) {
   if (!code.valid || (frame.tag != 0 && code.tag != frame.tag)) {
     // Unreadable, or freed and replaced between the sample and now.
     if (!code.valid) cache_.erase(it);
-    return {"<unknown>", "<unknown>", 0};
+    return kUnresolved;
   }
   return {code.function, code.file, line_of(code, frame.instr), code.first_line};
 }

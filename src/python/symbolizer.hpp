@@ -19,8 +19,15 @@ namespace pyebpf::python {
 class FrameResolver {
  public:
   virtual ~FrameResolver() = default;
+  // kUnresolved where the code object cannot be read or does not hold what a
+  // code object holds (freed, or corrupted by the target).
   virtual stack::PyFrame resolve(const pyebpf_py_frame& frame) = 0;
 };
+
+inline constexpr stack::PyFrame kUnresolved{"<unknown>", "<unknown>", 0};
+inline bool unresolved(const stack::PyFrame& frame) {
+  return frame.line == 0 && frame.function == kUnresolved.function && frame.file == kUnresolved.file;
+}
 
 // Turns (code object address, instruction offset, tag) recorded in BPF into
 // function, file and executing line, reading the code object from the target.

@@ -40,11 +40,18 @@ std::string comm_text(const char (&comm)[PYEBPF_COMM_LEN]);
 std::string thread_name(const DecodeContext& ctx, std::uint32_t pid, std::uint64_t thread_ident, std::uint32_t ns_tid,
                         std::string_view comm);
 
+struct AddedPyStack {
+  std::size_t depth = 0;  // frames added; the leaf is the field's last frame
+  // Not the whole true stack: a read fault or a looping chain cut the walk,
+  // or a frame's code object could not be named (what a corrupted target
+  // looks like). Such frames read "<unknown>", never garbage.
+  bool partial = false;
+};
+
 // Adds the Python stack BPF recorded (leaf first) to field `f`, root first,
 // naming each frame with `resolver`. `bytes` is how much of `stack` arrived
 // from BPF: frames beyond it are ignored even if the depth field claims more.
-// Returns the number of frames; the leaf is the field's last frame.
-std::size_t add_python_stack(sinks::Record& r, sinks::FieldId f, python::FrameResolver& resolver,
-                             const pyebpf_py_stack& stack, std::size_t bytes);
+AddedPyStack add_python_stack(sinks::Record& r, sinks::FieldId f, python::FrameResolver& resolver,
+                              const pyebpf_py_stack& stack, std::size_t bytes);
 
 }  // namespace pyebpf::trackers

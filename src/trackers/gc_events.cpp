@@ -37,9 +37,10 @@ Decoded decode_gc_pause(const void* data, std::size_t size, const DecodeContext&
   }
   if (ev.flags & PYEBPF_GC_F_NESTED) r.set_bool(s.nested, true);
   if (py_stack) {
-    r.set_uint(s.py_stack_depth, add_python_stack(r, s.py_stack, *frames, ev.stack, size - PYEBPF_GC_EVENT_FIXED));
+    const AddedPyStack added = add_python_stack(r, s.py_stack, *frames, ev.stack, size - PYEBPF_GC_EVENT_FIXED);
+    r.set_uint(s.py_stack_depth, added.depth);
     if (ev.stack.truncated) r.set_bool(s.py_stack_truncated, true);
-    if (ev.stack.status == PYEBPF_STACK_READ_FAULT) r.set_bool(s.py_stack_partial, true);
+    if (added.partial) r.set_bool(s.py_stack_partial, true);
   }
   return Decoded::Event;
 }

@@ -329,14 +329,15 @@ std::string GilTracker::summary_line() const {
   return fmt::format(
       "gil: {} hook hits, {} GIL waits ({:.3f} s in total), {} emitted, {} below --gil-min-wait-ms, "
       "{} lost (ring buffer full), {} with unknown holder, {} holder threads unresolved, {} without stacks "
-      "(below --gil-py-min-ms), {} partial stacks (memory read faults), {} on subinterpreter GILs (not tracked), "
+      "(below --gil-py-min-ms), {} partial stacks (memory read faults or looping frame chains), {} on "
+      "subinterpreter GILs (not tracked), "
       "{} GIL state read faults, {} stale wait records",
       c[PYEBPF_CNT_HITS], c[PYEBPF_GIL_CNT_WAITS], static_cast<double>(c[PYEBPF_GIL_CNT_WAIT_NS]) / 1e9,
       counts_.emitted, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed,
       c[PYEBPF_GIL_CNT_HOLDER_UNKNOWN],
       c[PYEBPF_GIL_CNT_HOLDER_NO_TID] - std::min(c[PYEBPF_GIL_CNT_HOLDER_NO_TID], decoder_.holders_resolved_late()),
-      c[PYEBPF_GIL_CNT_STACKS_SKIPPED], c[PYEBPF_CNT_READ_FAULT], c[PYEBPF_GIL_CNT_OTHER_INTERP],
-      c[PYEBPF_GIL_CNT_STATE_FAULT], c[PYEBPF_GIL_CNT_STALE]);
+      c[PYEBPF_GIL_CNT_STACKS_SKIPPED], c[PYEBPF_CNT_READ_FAULT] + c[PYEBPF_CNT_FRAME_LOOP],
+      c[PYEBPF_GIL_CNT_OTHER_INTERP], c[PYEBPF_GIL_CNT_STATE_FAULT], c[PYEBPF_GIL_CNT_STALE]);
 }
 
 const TrackerDescriptor& gil_tracker() {

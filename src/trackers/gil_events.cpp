@@ -47,9 +47,10 @@ Decoded GilDecoder::decode(const void* data, std::size_t size, const DecodeConte
   if (!holder) holder = ev.holder_tid ? read_comm(pid, static_cast<pid_t>(ev.holder_tid)) : std::string();
   r.set_text(s.holder_thread_name, *holder);
   r.set_uint(s.waiter_py_stack_depth,
-             add_python_stack(r, s.waiter_py_stack, *frames, ev.waiter_stack, sizeof(ev.waiter_stack)));
-  r.set_uint(s.holder_py_stack_depth,
-             add_python_stack(r, s.holder_py_stack, *frames, ev.holder_stack, size - PYEBPF_GIL_EVENT_FIXED_BYTES));
+             add_python_stack(r, s.waiter_py_stack, *frames, ev.waiter_stack, sizeof(ev.waiter_stack)).depth);
+  r.set_uint(
+      s.holder_py_stack_depth,
+      add_python_stack(r, s.holder_py_stack, *frames, ev.holder_stack, size - PYEBPF_GIL_EVENT_FIXED_BYTES).depth);
   r.set_uint(s.holder_changes, ev.holder_changes);
   return Decoded::Event;
 }

@@ -305,8 +305,9 @@ std::string OffCpuTracker::summary_line() const {
       "; {} wake-ups of threads never seen sleeping (asleep since before attach), {} switch-ins without a "
       "wake-up (run-queue time); {} without Python state, {} Python stacks partial, {} kernel / {} user stacks "
       "not taken",
-      c[PYEBPF_OFFCPU_CNT_NO_RECORD], c[PYEBPF_OFFCPU_CNT_NO_WAKEUP], c[PYEBPF_CNT_NO_TSTATE], c[PYEBPF_CNT_READ_FAULT],
-      c[PYEBPF_OFFCPU_CNT_KSTACK_FAIL], c[PYEBPF_OFFCPU_CNT_USTACK_FAIL]);
+      c[PYEBPF_OFFCPU_CNT_NO_RECORD], c[PYEBPF_OFFCPU_CNT_NO_WAKEUP], c[PYEBPF_CNT_NO_TSTATE],
+      c[PYEBPF_CNT_READ_FAULT] + c[PYEBPF_CNT_FRAME_LOOP], c[PYEBPF_OFFCPU_CNT_KSTACK_FAIL],
+      c[PYEBPF_OFFCPU_CNT_USTACK_FAIL]);
   return out;
 }
 

@@ -90,7 +90,7 @@ void OffCpuDecoder::add_stacks(sinks::Record& r, const DecodeContext& ctx, std::
   auto* resolver = ctx.targets.frames(static_cast<pid_t>(pid));
   std::size_t depth = 0;
   if (py && resolver && py->depth > 0 && py->status != PYEBPF_STACK_NOT_WALKED)
-    depth = add_python_stack(r, s.py_stack, *resolver, *py, py_bytes);
+    depth = add_python_stack(r, s.py_stack, *resolver, *py, py_bytes).depth;
   else
     r.begin_py_stack(s.py_stack);
   r.set_uint(s.py_stack_depth, depth);

@@ -45,7 +45,9 @@ void PyStackTracker::consume() {
 }
 
 void PyStackTracker::handle(const void* data, std::size_t size) {
-  deliver(decode_py_stack(data, size, decode_context(*ctx_), record_), record_, *ctx_, counts_);
+  const Decoded decoded = decode_py_stack(data, size, decode_context(*ctx_), record_);
+  if (decoded == Decoded::Event && record_.has(py_stack_schema().partial)) ++partial_;
+  deliver(decoded, record_, *ctx_, counts_);
 }
 
 std::string PyStackTracker::summary_line() const {
@@ -53,9 +55,10 @@ std::string PyStackTracker::summary_line() const {
   Counters c = read_counters(skel_->maps.counters);
   return fmt::format(
       "py_stack: {} samples of target threads, {} emitted, {} lost (ring buffer full), {} without Python state, "
-      "{} partial (memory read faults), {} truncated at {} frames",
+      "{} partial ({} memory read faults, {} looping frame chains, the rest unreadable code objects), "
+      "{} truncated at {} frames",
       c[PYEBPF_CNT_HITS], counts_.emitted, c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed, c[PYEBPF_CNT_NO_TSTATE],
-      c[PYEBPF_CNT_READ_FAULT], c[PYEBPF_CNT_TRUNCATED], PYEBPF_MAX_FRAMES);
+      partial_, c[PYEBPF_CNT_READ_FAULT], c[PYEBPF_CNT_FRAME_LOOP], c[PYEBPF_CNT_TRUNCATED], PYEBPF_MAX_FRAMES);
 }
 
 const TrackerDescriptor& py_stack_tracker() {

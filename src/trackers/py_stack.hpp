@@ -41,6 +41,7 @@ class PyStackTracker : public Tracker {
   std::optional<bpf::RingBuffer> events_;
   sinks::Record record_;
   EventCounts counts_;
+  std::uint64_t partial_ = 0;  // emitted stacks marked partial (add_python_stack)
 };
 
 }  // namespace pyebpf::trackers

@@ -21,7 +21,7 @@ struct PyStackSchema : sinks::TableSchema {
   const sinks::FieldId leaf_file = add("leaf_file", T::String);
   const sinks::FieldId leaf_line = add("leaf_line", T::Int32);
   const sinks::FieldId truncated = add("truncated", T::Bool);
-  const sinks::FieldId partial = add("partial", T::Bool);  // only when true: memory read fault mid-walk
+  const sinks::FieldId partial = add("partial", T::Bool);  // only when true: see AddedPyStack::partial
 };
 const PyStackSchema& py_stack_schema();
 

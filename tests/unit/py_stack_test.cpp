@@ -83,6 +83,30 @@ TEST_F(PyStackDecoding, FlagsTruncationAndReadFaultsAndTrustsOnlyTheBytesReceive
   EXPECT_EQ(e["partial"], true);
 }
 
+// What a target that corrupted its own frames or code objects looks like.
+TEST_F(PyStackDecoding, LoopingChainsAndUnreadableCodeObjectsArePartial) {
+  auto loop = std::make_unique<pyebpf_py_stack_event>();
+  loop->hdr = test::header(100, 104);
+  test::fill_stack(loop->stack, {{0x3000, 0}, {0x2000, 0}, {0x3000, 0}});
+  loop->stack.status = PYEBPF_STACK_FRAME_LOOP;
+  ASSERT_EQ(decode(*loop, bytes_of(*loop)), Decoded::Event);
+  auto bad_code = std::make_unique<pyebpf_py_stack_event>();
+  bad_code->hdr = test::header(100, 105);
+  test::fill_stack(bad_code->stack, {{0x3000, 0}, {0xbad0, 0}, {0x1000, 0}});  // 0xbad0: no names to read
+  ASSERT_EQ(decode(*bad_code, bytes_of(*bad_code)), Decoded::Event);
+  auto whole = std::make_unique<pyebpf_py_stack_event>();
+  whole->hdr = test::header(100, 106);
+  test::fill_stack(whole->stack, {{0x3000, 0}, {0x2000, 0}});
+  ASSERT_EQ(decode(*whole, bytes_of(*whole)), Decoded::Event);
+
+  ASSERT_EQ(sink.records.size(), 3u);
+  EXPECT_EQ(test::json_of(sink.records[0])["partial"], true);
+  Json e = test::json_of(sink.records[1]);
+  EXPECT_EQ(e["stack"], "<module> (/srv/app/main.py:40);<unknown> (<unknown>:0);render (/srv/app/views.py:30)");
+  EXPECT_EQ(e["partial"], true);
+  EXPECT_FALSE(test::json_of(sink.records[2]).contains("partial"));
+}
+
 TEST_F(PyStackDecoding, AThreadWithoutPythonFramesIsStillASample) {
   auto ev = std::make_unique<pyebpf_py_stack_event>();
   ev->hdr = test::header(100, 103);

@@ -43,7 +43,7 @@ class FakeResolver : public python::FrameResolver {
   }
   stack::PyFrame resolve(const pyebpf_py_frame& frame) override {
     auto it = code_.find(frame.code);
-    if (it == code_.end()) return {"<unknown>", "<unknown>", 0};
+    if (it == code_.end()) return python::kUnresolved;
     return {it->second.function, it->second.file, it->second.first_line + frame.instr};
   }
 
