@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * gc: one event per garbage collection of a target interpreter (gc.h says
- * where the numbers come from). Two hook pairs share the logic below; user
+ * gc: every garbage collection of a target interpreter counted and timed per
+ * generation in gc_stats, one event for each at or above the threshold (gc.h
+ * says where the numbers come from). Two hook pairs share the logic below; user
  * space attaches one pair per target, chosen by what its binary has:
  *
  *   gc_usdt_start / gc_usdt_done        python:gc__start / python:gc__done USDT
@@ -13,8 +14,9 @@
  * At the start: the start time, the stack pointer (to tell the outermost call
  * from a nested one) and the generation stats go into `starts`, keyed by tid.
  * At the end: the stats again; a collection that ran bumps exactly one
- * generation. Collections shorter than targ_min_ns are dropped here, so they
- * cost no ring-buffer traffic. The Python stack is walked at the end: the
+ * generation. Every collection goes into gc_stats; collections shorter than
+ * targ_min_ns stop there, so they cost no stack walk and no ring-buffer
+ * traffic: the walk and the event are most of a collection's cost. The Python stack is walked at the end: the
  * collecting thread's frames are suspended in the call that triggered the
  * collection for its whole duration (code that runs inside it, finalizers and
  * callbacks, pushes and pops its own frames), so the stack at the end is the
@@ -31,6 +33,10 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u64 targ_min_ns = 0;	  /* --gc-min-ms */
 const volatile bool targ_py_stack = true; /* --gc-py-enable */
 
+/* The interval gc_stats' longest pauses belong to; user space advances it
+ * when it reads them (gc.h). */
+volatile __u32 stats_epoch = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 * 1024 * 1024);
@@ -42,6 +48,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct pyebpf_gc_proc);
 } gc_procs SEC(".maps");
+
+/* Running totals per target and generation (gc.h); user space sizes the map
+ * and makes the entries. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, PYEBPF_GC_GENERATIONS + 1);
+	__type(key, struct pyebpf_gc_stats_key);
+	__type(value, struct pyebpf_gc_stats);
+} gc_stats SEC(".maps");
 
 /* A collection in progress on one thread. */
 struct gc_start {
@@ -118,6 +133,44 @@ static __always_inline int read_totals(const struct pyebpf_gc_proc *gp, __u64 gc
 			return -1;
 	}
 	return 0;
+}
+
+/* Adds `count` collections of `generation` to gc_stats, and their duration
+ * when `timed` (one pause may hold several collections: gc.h NESTED). */
+static __always_inline void add_totals(struct task_struct *task, __u32 tgid, __s32 generation, __u64 count,
+				       __s64 collected, __s64 uncollectable, bool timed, __u64 start_ns,
+				       __u64 duration_ns)
+{
+	struct pyebpf_gc_stats_key key = {.pid = tgid, .generation = PYEBPF_GC_GEN_UNKNOWN};
+	struct pyebpf_gc_stats *s;
+	__u32 epoch = stats_epoch, slot = epoch & 1, bucket;
+
+	if (generation >= 0 && generation < PYEBPF_GC_GENERATIONS)
+		key.generation = generation;
+	s = bpf_map_lookup_elem(&gc_stats, &key);
+	if (!s) {
+		pyebpf_count(PYEBPF_GC_CNT_NO_TOTALS);
+		return;
+	}
+	if (!s->hdr.pid)
+		pyebpf_fill_header(&s->hdr, task, start_ns);
+	s->count += count;
+	s->collected += collected;
+	s->uncollectable += uncollectable;
+	if (!timed)
+		return;
+	s->timed++;
+	s->total_ns += duration_ns;
+	bucket = pyebpf_latency_bucket(duration_ns / 1000);
+	barrier_var(bucket);
+	if (bucket < PYEBPF_LATENCY_BUCKETS)
+		s->hist[bucket]++;
+	if (s->max_epoch[slot] != epoch) {
+		s->max_epoch[slot] = epoch;
+		s->max_ns[slot] = duration_ns;
+	} else if (duration_ns > s->max_ns[slot]) {
+		s->max_ns[slot] = duration_ns;
+	}
 }
 
 static __always_inline void gc_begin(struct pt_regs *ctx, __u64 tstate, __s32 arg_generation, bool may_nest)
@@ -229,6 +282,14 @@ static __always_inline void gc_end(struct pt_regs *ctx, __u16 hook)
 		if (stats)
 			pyebpf_count(PYEBPF_GC_CNT_NO_STATS);
 		ev->flags |= PYEBPF_GC_F_NO_STATS;
+		add_totals(task, tgid, ev->generation, 1, 0, 0, true, rec->ts_ns, now - rec->ts_ns);
+	}
+	for (int g = 0; g < PYEBPF_GC_GENERATIONS && collections; g++) {
+		delta = after[g].collections - rec->stats[g].collections;
+		if (delta > 0)
+			add_totals(task, tgid, g, delta, after[g].collected - rec->stats[g].collected,
+				   after[g].uncollectable - rec->stats[g].uncollectable, g == ev->generation,
+				   rec->ts_ns, now - rec->ts_ns);
 	}
 	if (now - rec->ts_ns < targ_min_ns) {
 		pyebpf_count(PYEBPF_CNT_FILTERED);

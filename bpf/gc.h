@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * gc tracker: one event per garbage collection of a target interpreter.
+ * gc tracker: every garbage collection of a target interpreter is counted and
+ * timed per generation in BPF (gc_stats); one event, with the Python stack,
+ * goes out only for a collection at or above the threshold (--gc-min-ms).
  *
  * Whatever the hook (uprobe/uretprobe pair on gc_collect_main or collect, or
  * the USDT probes python:gc__start/gc__done), the numbers come from the same
@@ -18,6 +20,7 @@
 #ifndef PYEBPF_GC_H
 #define PYEBPF_GC_H
 
+#include "histogram.h"
 #include "python.h"
 
 #define PYEBPF_GC_GENERATIONS 3
@@ -92,6 +95,38 @@ struct pyebpf_gc_event {
 #define PYEBPF_GC_EVENT_FIXED	     (sizeof(struct pyebpf_event_header) + 32)
 #define PYEBPF_GC_EVENT_BYTES(depth) (PYEBPF_GC_EVENT_FIXED + PYEBPF_STACK_BYTES(depth))
 
+/*
+ * Key of the per-CPU gc_stats map: one entry per target and generation, made
+ * by user space when it adds the target (BPF only updates). Generation
+ * PYEBPF_GC_GEN_UNKNOWN holds collections whose generation is unknown (no
+ * stats and no gc__start argument).
+ */
+#define PYEBPF_GC_GEN_UNKNOWN PYEBPF_GC_GENERATIONS
+struct pyebpf_gc_stats_key {
+	__u32 pid; /* host tgid */
+	__u32 generation;
+};
+
+/*
+ * Value of gc_stats, per CPU: running totals since the target was added, so
+ * user space takes an interval as the difference of two readings and the sum
+ * of all intervals is exact. The longest pause cannot be differenced: it is
+ * kept per interval, in the slot of the interval's epoch (stats_epoch & 1,
+ * which user space advances when it reads); a slot whose max_epoch is not the
+ * epoch being read saw no collection in it.
+ */
+struct pyebpf_gc_stats {
+	struct pyebpf_event_header hdr; /* of this CPU's first collection: who the target is */
+	__u64 count;			/* collections */
+	__u64 timed;			/* of them, in total_ns and hist (docs/trackers/gc.md: nested) */
+	__u64 total_ns;
+	__s64 collected; /* of the collections whose counts are known */
+	__s64 uncollectable;
+	__u64 max_ns[2];
+	__u32 max_epoch[2];
+	__u64 hist[PYEBPF_LATENCY_BUCKETS]; /* durations in microseconds, bpf/histogram.h */
+};
+
 /* Tracker counters (slots after the common ones, see common.h). */
 enum pyebpf_gc_counter {
 	PYEBPF_GC_CNT_NOOP = PYEBPF_CNT_TRACKER_BASE, /* collector calls that collected nothing */
@@ -99,11 +134,14 @@ enum pyebpf_gc_counter {
 	PYEBPF_GC_CNT_UNMATCHED,		      /* ends without a start (pyebpf attached mid-collection) */
 	PYEBPF_GC_CNT_NO_STATS,	  /* counts unknown: stats unreadable, or unchanged around a USDT pair */
 	PYEBPF_GC_CNT_START_LOST, /* start record could not be stored */
+	PYEBPF_GC_CNT_NO_TOTALS,  /* a collection not counted: no gc_stats entry for its target */
 };
 
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_gen_stats) == 24, "gc totals layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_gen) == 8, "gc generation layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_proc) == 24 + 8 * PYEBPF_GC_GENERATIONS, "gc proc layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_stats_key) == 8, "gc stats key layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_stats) == 56 + 7 * 8 + 8 + 8 * PYEBPF_LATENCY_BUCKETS, "gc stats layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_event) == PYEBPF_GC_EVENT_FIXED + sizeof(struct pyebpf_py_stack),
 		     "gc event layout");
 

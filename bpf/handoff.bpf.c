@@ -185,9 +185,9 @@ static __always_inline void pickup(__u32 tgid, __s64 fd, __u8 via)
 	if (s) {
 		s->picked += 1;
 		s->sum_ns += wait_ns;
-		bucket = pyebpf_handoff_bucket(wait_ns / 1000);
+		bucket = pyebpf_latency_bucket(wait_ns / 1000);
 		barrier_var(bucket);
-		if (bucket < PYEBPF_HANDOFF_BUCKETS)
+		if (bucket < PYEBPF_LATENCY_BUCKETS)
 			s->hist[bucket] += 1;
 	}
 	worker_key = ((__u64)tgid << 32) | tid;

@@ -8,6 +8,7 @@
 #define PYEBPF_HANDOFF_H
 
 #include "common.h"
+#include "histogram.h"
 
 enum pyebpf_handoff_path {
 	PYEBPF_HANDOFF_PATH_UNKNOWN = 0,
@@ -46,53 +47,6 @@ struct pyebpf_handoff_event {
 };
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_handoff_event) == 56 + 8 + 48 + 8, "handoff event layout");
 
-/*
- * Handoff latency histogram in microseconds, log-linear: values 0-3 have a bucket
- * each, then every power of two [2^e, 2^(e+1)) is split in 4 equal buckets (at
- * most 25% wide, so a percentile read from it is within 12.5% of the truth).
- * The last bucket also holds everything from 2^32 us (71 min) up.
- */
-#define PYEBPF_HANDOFF_BUCKETS 124
-
-#ifdef __cplusplus
-#define PYEBPF_HANDOFF_INLINE inline
-#else
-#define PYEBPF_HANDOFF_INLINE static __always_inline
-#endif
-
-/* Bucket of a handoff of `us` microseconds; shared so user space decodes what BPF counted. */
-PYEBPF_HANDOFF_INLINE __u32 pyebpf_handoff_bucket(__u64 us)
-{
-	__u64 v = us;
-	__u32 e = 0;
-
-	if (us < 4)
-		return (__u32)us;
-	if (us >> 32)
-		return PYEBPF_HANDOFF_BUCKETS - 1;
-	if (v >> 16) {
-		v >>= 16;
-		e += 16;
-	}
-	if (v >> 8) {
-		v >>= 8;
-		e += 8;
-	}
-	if (v >> 4) {
-		v >>= 4;
-		e += 4;
-	}
-	if (v >> 2) {
-		v >>= 2;
-		e += 2;
-	}
-	if (v >> 1) {
-		e += 1;
-	}
-	/* e = floor(log2(us)) >= 2: 4 buckets per power of two from index 4 on */
-	return 4 * (e - 1) + (__u32)((us >> (e - 2)) & 3);
-}
-
 /* Value of the per-CPU `stats` map, key tgid. Cumulative: user space takes deltas. */
 struct pyebpf_handoff_stats {
 	__u64 queued;	   /* fds queued (an accepted fd later removed from the poller counts once) */
@@ -101,7 +55,7 @@ struct pyebpf_handoff_stats {
 	__u64 same_thread; /* queued fds first read by the queueing thread: handled inline, no handoff */
 	__u64 peer_closed; /* picked up with nothing to read but the peer's FIN: a connection ending, not a request */
 	__u64 sum_ns;	   /* total handoff time of the pickups */
-	__u64 hist[PYEBPF_HANDOFF_BUCKETS];
+	__u64 hist[PYEBPF_LATENCY_BUCKETS];
 };
 
 /* Counters beyond the common ones (bpf/common.h). */

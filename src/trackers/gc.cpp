@@ -245,7 +245,8 @@ pyebpf_gc_proc gc_proc_config(const python::PythonProcess& python) {
   return cfg;
 }
 
-GcTracker::GcTracker(const GcOptions& options) : options_(options), record_(gc_pause_schema()) {}
+GcTracker::GcTracker(const GcOptions& options)
+    : options_(options), record_(gc_pause_schema()), stats_record_(gc_stats_schema()) {}
 GcTracker::~GcTracker() = default;
 
 void GcTracker::start(TrackerContext& ctx) {
@@ -288,16 +289,22 @@ void GcTracker::start(TrackerContext& ctx) {
   bpf_program__set_autoload(skel_->progs.gc_usdt_done, uses(GcHookPlan::Kind::Usdt));
   bpf_program__set_autoload(skel_->progs.gc_collect_entry, uses(GcHookPlan::Kind::Uprobe));
   bpf_program__set_autoload(skel_->progs.gc_collect_return, uses(GcHookPlan::Kind::Uprobe));
+  bpf_map__set_max_entries(skel_->maps.gc_stats,
+                           static_cast<__u32>(std::max<std::size_t>(planned.size(), 1) * (PYEBPF_GC_GENERATIONS + 1)));
   skel_.load(ctx.shared_maps);
 
   for (const auto& p : planned) {
     __u32 key = static_cast<__u32>(p.pid);
     if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gc_procs), &key, &p.config, BPF_ANY))
       throw Error(errno_text("gc: add pid " + std::to_string(p.pid) + " to gc_procs", errno));
+    add_stats_entries(p.pid);
     attach(p.pid, p.binary, *p.elf, p.plan);
     spdlog::info("gc: {}: {}", p.who, p.plan.description);
   }
   traced_ = planned.size();
+  interval_start_ns_ = monotonic_ns();
+  spdlog::info("gc: every collection counted in BPF, gc_stats every {} s; gc_pause events for collections >= {} ms",
+               options_.stats_interval_s, options_.min_ms);
   events_.emplace(
       skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gc");
 }
@@ -343,6 +350,59 @@ void GcTracker::consume() {
   if (events_) events_->consume();
 }
 
+void GcTracker::add_stats_entries(pid_t pid) {
+  const int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0) throw Error(errno_text("gc: count possible CPUs", -ncpus));
+  const std::vector<pyebpf_gc_stats> zeros(static_cast<std::size_t>(ncpus));
+  for (__u32 g = 0; g <= PYEBPF_GC_GEN_UNKNOWN; ++g) {
+    pyebpf_gc_stats_key key{static_cast<__u32>(pid), g};
+    if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gc_stats), &key, zeros.data(), BPF_NOEXIST))
+      throw Error(errno_text("gc: add pid " + std::to_string(pid) + " to gc_stats", errno));
+    stats_.push_back({key, {}});
+  }
+}
+
+void GcTracker::tick() {
+  if (static_cast<double>(monotonic_ns() - interval_start_ns_) >= options_.stats_interval_s * 1e9 - 5e8) emit_stats();
+}
+
+void GcTracker::finish() {
+  if (skel_) emit_stats();  // the partial last interval
+}
+
+void GcTracker::emit_stats() {
+  // Longest pauses from here on go to the next epoch's slot (gc.h); a
+  // collection ending on another CPU right now may still land in this one's,
+  // after the read below: then only the interval's max_ms misses it.
+  const __u32 epoch = skel_->bss->stats_epoch;
+  __atomic_store_n(&skel_->bss->stats_epoch, epoch + 1, __ATOMIC_SEQ_CST);
+  const std::uint64_t now = monotonic_ns();
+  const double interval_s = static_cast<double>(now - interval_start_ns_) / 1e9;
+  const DecodeContext decode = decode_context(*ctx_);
+  std::vector<pyebpf_gc_stats> per_cpu(static_cast<std::size_t>(std::max(libbpf_num_possible_cpus(), 1)));
+  for (auto& entry : stats_) {
+    if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.gc_stats), &entry.key, per_cpu.data())) continue;
+    GcTotals now_totals;
+    pyebpf_event_header hdr{};
+    for (const auto& cpu : per_cpu) {
+      now_totals.add(cpu, epoch);
+      if (!hdr.pid && cpu.hdr.pid) hdr = cpu.hdr;
+    }
+    const GcTotals interval = now_totals.since(entry.emitted);
+    entry.emitted = now_totals;
+    if (!interval.count) continue;
+    hdr.ts_ns = interval_start_ns_;
+    stats_record_.clear();
+    set_thread_fields(stats_record_, decode, hdr);
+    fill_gc_stats(interval, entry.key.generation == PYEBPF_GC_GEN_UNKNOWN ? -1 : static_cast<int>(entry.key.generation),
+                  interval_s, stats_record_);
+    ctx_->targets.count_event(static_cast<pid_t>(entry.key.pid));
+    ctx_->sink.write(stats_record_);
+    ++stats_records_;
+  }
+  interval_start_ns_ = now;
+}
+
 void GcTracker::handle(const void* data, std::size_t size) {
   deliver(decode_gc_pause(data, size, decode_context(*ctx_), options_.py_enable, record_), record_, *ctx_, counts_);
 }
@@ -350,13 +410,19 @@ void GcTracker::handle(const void* data, std::size_t size) {
 std::string GcTracker::summary_line() const {
   if (!skel_) return "gc: not started";
   Counters c = read_counters(skel_->maps.counters);
-  const std::uint64_t collections = c[PYEBPF_CNT_EVENTS] + c[PYEBPF_CNT_FILTERED] + c[PYEBPF_CNT_RINGBUF_FULL];
+  std::uint64_t collections = 0, total_ns = 0;
+  for (const auto& entry : stats_) {
+    collections += entry.emitted.count;
+    total_ns += entry.emitted.total_ns;
+  }
   return fmt::format(
-      "gc: {} collections in {} traced process(es), {} emitted, {} below --gc-min-ms, {} lost (ring buffer full), "
+      "gc: {} collections in {} traced process(es), {:.1f} ms in total, in {} gc_stats records; {} gc_pause events "
+      "emitted, {} below --gc-min-ms ({} ms), {} lost (ring buffer full), {} not counted (no gc_stats entry), "
       "{} starts not recorded (start map full), {} without counts (GC stats unreadable or another "
       "interpreter's), {} ends without a seen start (attached mid-collection), {} collector calls that collected "
       "nothing, {} nested calls",
-      collections, traced_, counts_.emitted, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed,
+      collections, traced_, ns_to_ms(total_ns), stats_records_, counts_.emitted, c[PYEBPF_CNT_FILTERED],
+      options_.min_ms, c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed, c[PYEBPF_GC_CNT_NO_TOTALS],
       c[PYEBPF_GC_CNT_START_LOST], c[PYEBPF_GC_CNT_NO_STATS], c[PYEBPF_GC_CNT_UNMATCHED], c[PYEBPF_GC_CNT_NOOP],
       c[PYEBPF_GC_CNT_NESTED]);
 }
@@ -365,14 +431,18 @@ const TrackerDescriptor& gc_tracker() {
   static const TrackerDescriptor d{
       .name = "gc",
       .help = "garbage collection pauses",
-      .schemas = {&gc_pause_schema()},
+      .schemas = {&gc_pause_schema(), &gc_stats_schema()},
       .add_options = [](CLI::App& cli) -> std::shared_ptr<TrackerOptions> {
         auto o = std::make_shared<GcOptions>();
         auto* gc = cli.add_option_group("gc", "Garbage-collection pauses");
-        flags::check(
-            gc->add_option("--gc-min-ms", o->min_ms,
-                           "Report only collections at least this long, in ms (default 0: every one); filtered in BPF"),
-            flags::zero_or_more("ms", "5"));
+        flags::check(gc->add_option("--gc-min-ms", o->min_ms,
+                                    fmt::format("gc_pause events (with the stack) only for collections at least this "
+                                                "long, in ms (default {}; 0: every one); all are counted in gc_stats",
+                                                kGcDefaultMinMs)),
+                     flags::zero_or_more("ms", "5"));
+        flags::check(gc->add_option("--gc-stats-interval", o->stats_interval_s,
+                                    "Seconds between gc_stats records (default 10; also at the end)"),
+                     flags::between(1, 86400, "seconds", "10"));
         gc->add_option("--gc-py-enable", o->py_enable,
                        "Python stack of the code that triggered each collection: true or false (default true)");
         gc->add_flag("--no-gc-py-enable{false}", o->py_enable, "Same as --gc-py-enable false");

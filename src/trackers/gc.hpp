@@ -16,6 +16,7 @@
 #include "python/version.hpp"
 #include "sinks/record.hpp"
 #include "trackers/descriptor.hpp"
+#include "trackers/gc_events.hpp"
 
 struct gc_bpf;
 
@@ -69,13 +70,22 @@ void check_gc_state(const python::OffsetsRow& row, const python::ProcessMemory& 
 // Where the target's GC state and per-generation totals are, checked as above.
 pyebpf_gc_proc gc_proc_config(const python::PythonProcess& python);
 
+// Collections at or above this many ms get a gc_pause event (with the stack
+// walk); every collection is counted in BPF whatever it is. 1 ms bounds the
+// cost of the events to a stack walk per ms of GC, a few % at worst
+// (docs/trackers/gc.md).
+inline constexpr double kGcDefaultMinMs = 1.0;
+
 struct GcOptions : TrackerOptions {
-  double min_ms = 0.0;        // collections shorter than this are dropped in BPF
-  bool py_enable = true;      // Python stack of the code that triggered the collection
-  std::string hook = "auto";  // auto | usdt | uprobe
+  double min_ms = kGcDefaultMinMs;  // shorter collections are only counted, in BPF (0: an event for every one)
+  double stats_interval_s = 10.0;   // gc_stats records every this many seconds, and at the end
+  bool py_enable = true;            // Python stack of the code that triggered the collection
+  std::string hook = "auto";        // auto | usdt | uprobe
 };
 
-// Garbage-collection pauses: one `gc_pause` event per collection of a target.
+// Garbage-collection pauses: every collection of a target counted per
+// generation in BPF and emitted as `gc_stats` records per interval; one
+// `gc_pause` event, with the stack, per collection at or above --gc-min-ms.
 class GcTracker : public Tracker {
  public:
   explicit GcTracker(const GcOptions& options);
@@ -85,10 +95,21 @@ class GcTracker : public Tracker {
   void start(TrackerContext& ctx) override;
   std::vector<int> wait_fds() const override;
   void consume() override;
+  void tick() override;
+  void finish() override;
   std::vector<std::string> summary() const override { return {summary_line()}; }
 
  private:
+  // The gc_stats entries of one target and generation, and the totals
+  // emitted so far.
+  struct StatsEntry {
+    pyebpf_gc_stats_key key;
+    GcTotals emitted;
+  };
+
   std::string summary_line() const;
+  void add_stats_entries(pid_t pid);
+  void emit_stats();
   void attach(pid_t pid, const std::string& binary, const binary::ElfFile& elf, const GcHookPlan& plan);
   void handle(const void* data, std::size_t size);
 
@@ -98,6 +119,10 @@ class GcTracker : public Tracker {
   std::vector<bpf::Link> links_;
   std::optional<bpf::RingBuffer> events_;
   sinks::Record record_;
+  sinks::Record stats_record_;
+  std::vector<StatsEntry> stats_;
+  std::uint64_t interval_start_ns_ = 0;
+  std::size_t stats_records_ = 0;
   std::size_t traced_ = 0;
   EventCounts counts_;
 };

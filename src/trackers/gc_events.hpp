@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// gc_pause events: their schema, the decoder and the report's GC section.
+// gc_pause events and gc_stats records: their schemas, the decoder, the
+// interval totals and the report's GC section.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
+#include "gc.h"
 #include "sinks/report.hpp"
 #include "trackers/event_fields.hpp"
+#include "trackers/latency_histogram.hpp"
 
 namespace pyebpf::trackers {
 
@@ -25,6 +29,47 @@ struct GcPauseSchema : sinks::TableSchema {
   const sinks::FieldId py_stack_partial = add("py_stack_partial", T::Bool);      // only when true
 };
 const GcPauseSchema& gc_pause_schema();
+
+// Every collection of one target and generation in an interval, from the
+// counts BPF keeps (gc_stats): exact counts and totals, percentiles from the
+// histogram. ts is the interval's start; pid/tid/comm those of the target's
+// first collecting thread.
+struct GcStatsSchema : sinks::TableSchema {
+  using T = sinks::ColumnType;
+  GcStatsSchema() : TableSchema("gc_stats", "ebpf_gc_stats", Prefix::Thread) {}
+  const sinks::FieldId interval_s = add("interval_s", T::Float64);
+  const sinks::FieldId generation = add("generation", T::UInt8);  // absent when unknown
+  const sinks::FieldId count = add("count", T::UInt64);           // collections
+  const sinks::FieldId total_ms = add("total_ms", T::Float64);
+  const sinks::FieldId p50_ms = add("p50_ms", T::Float64);
+  const sinks::FieldId p99_ms = add("p99_ms", T::Float64);
+  const sinks::FieldId max_ms = add("max_ms", T::Float64);
+  const sinks::FieldId collected = add("collected", T::Int64);
+  const sinks::FieldId uncollectable = add("uncollectable", T::Int64);
+  // The pauses' histogram: [[low_us, high_us, count], ...], non-empty buckets
+  // of bpf/histogram.h, so percentiles over many records can be merged.
+  const sinks::FieldId histogram = add("histogram", T::Json);
+};
+const GcStatsSchema& gc_stats_schema();
+
+// The gc_stats totals of one target and generation, summed over CPUs.
+struct GcTotals {
+  std::uint64_t count = 0;
+  std::uint64_t timed = 0;  // collections in total_ns and hist
+  std::uint64_t total_ns = 0;
+  std::int64_t collected = 0;
+  std::int64_t uncollectable = 0;
+  std::uint64_t max_ns = 0;  // the longest pause of interval `epoch` (not cumulative)
+  LatencyHistogram hist{};
+
+  // One CPU's value; its longest pause counts if it is interval `epoch`'s.
+  void add(const pyebpf_gc_stats& cpu, std::uint32_t epoch);
+  // this - earlier (an older reading of the same entry); max_ns stays this one's.
+  GcTotals since(const GcTotals& earlier) const;
+};
+
+// A gc_stats record of one interval's totals; the thread fields must be set.
+void fill_gc_stats(const GcTotals& interval, int generation, double interval_s, sinks::Record& out);
 
 // One struct pyebpf_gc_event into `out` (a gc_pause record); the Python stack
 // only with `py_stack` (--gc-py-enable).

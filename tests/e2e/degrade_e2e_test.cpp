@@ -65,7 +65,9 @@ TEST(DegradeE2E, TrackerThatCannotTraceOneTargetTracesTheOthers) {
   const std::string line = "gc disabled for pid " + std::to_string(symtab.pid()) + ": CPython ";
   EXPECT_EQ(count(err, line), 2u) << "a warning at start, a line in the summary:\n" << err;
   EXPECT_NE(err.find("no python:gc__start/gc__done USDT probes"), std::string::npos) << err;
-  EXPECT_TRUE(has_events_of(pyebpf, "gc_pause", stripped.pid())) << err;
+  // gc_stats counts every collection (gc_pause only those >= --gc-min-ms).
+  EXPECT_TRUE(has_events_of(pyebpf, "gc_stats", stripped.pid())) << err;
+  EXPECT_FALSE(has_events_of(pyebpf, "gc_stats", symtab.pid()));
   EXPECT_FALSE(has_events_of(pyebpf, "gc_pause", symtab.pid()));
   EXPECT_TRUE(has_events_of(pyebpf, "py_stack", symtab.pid())) << "the other trackers trace it";
   EXPECT_TRUE(has_events_of(pyebpf, "py_stack", stripped.pid()));
@@ -163,6 +165,7 @@ TEST(DegradeE2E, RowOfAnotherBuildThatDoesNotFitDisablesOnlyWhatNeedsIt) {
             2u)
       << err;
   EXPECT_TRUE(pyebpf.events("gc_pause").empty());
+  EXPECT_TRUE(pyebpf.events("gc_stats").empty());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -92,8 +93,12 @@ struct Traced {
   pid_t pid = 0;
   Json truth;
   std::vector<Json> events;  // gc_pause events of the workload, in start order
+  std::vector<Json> stats;   // gc_stats records of the workload
   std::string err;           // pyebpf's stderr
 };
+
+// Every collection, so every recorded collection has its gc_pause event.
+const std::vector<std::string> kEveryCollection{"--gc-min-ms", "0"};
 
 class GcE2E : public ::testing::TestWithParam<PythonBuild> {
  protected:
@@ -111,6 +116,9 @@ class GcE2E : public ::testing::TestWithParam<PythonBuild> {
     out.err = pyebpf.stderr_text();
     EXPECT_EQ(pyebpf.exit_status(), 0) << out.err;
     out.events = pauses_of(pyebpf, workload.pid());
+    for (const auto& e : pyebpf.events("gc_stats")) {
+      if (e.at("pid").get<pid_t>() == workload.pid()) out.stats.push_back(e);
+    }
     return out;
   }
   std::vector<std::string> args(pid_t pid, std::vector<std::string> extra = {}) {
@@ -121,7 +129,7 @@ class GcE2E : public ::testing::TestWithParam<PythonBuild> {
 };
 
 TEST_P(GcE2E, SeesEveryCollectionWithGenerationCountsAndDuration) {
-  Traced run = trace({"1.5"});
+  Traced run = trace({"1.5"}, kEveryCollection);
   const auto& records = run.truth.at("collections");
   const auto& events = run.events;
   ASSERT_GT(records.size(), 50u) << "the workload should trigger many collections";
@@ -176,7 +184,7 @@ TEST_P(GcE2E, SeesEveryCollectionWithGenerationCountsAndDuration) {
 }
 
 TEST_P(GcE2E, StackIsTheOneTheCollectionRanIn) {
-  Traced run = trace({"1"});
+  Traced run = trace({"1"}, kEveryCollection);
   const auto& records = run.truth.at("collections");
   const auto& events = run.events;
   ASSERT_EQ(events.size(), records.size()) << run.err;
@@ -282,8 +290,83 @@ TEST_P(GcE2E, MinMsDropsShorterCollectionsInBpf) {
   EXPECT_EQ(summary_count(run.err, "below --gc-min-ms"), static_cast<long>(records.size() - events.size())) << run.err;
 }
 
+// At the default threshold only long collections are events, but every one is
+// counted: the gc_stats records (several intervals) and the report's GC
+// section hold exactly the collections, collected and uncollectable counts
+// the workload's gc.callbacks saw, per generation.
+TEST_P(GcE2E, StatsCountEveryCollectionAtTheDefaultThreshold) {
+  Traced run = trace({"2.5"}, {"--gc-stats-interval", "1"});
+  const auto& records = run.truth.at("collections");
+  ASSERT_GT(records.size(), 50u);
+  struct Sums {
+    std::uint64_t count = 0;
+    std::int64_t collected = 0, uncollectable = 0;
+    double total_ms = 0, max_ms = 0;
+  };
+  std::map<int, Sums> truth, seen;
+  for (const auto& r : records) {
+    Sums& t = truth[r.at("generation").get<int>()];
+    ++t.count;
+    t.collected += r.at("collected").get<std::int64_t>();
+    t.uncollectable += r.at("uncollectable").get<std::int64_t>();
+  }
+  std::set<std::string> intervals;
+  for (const auto& e : run.stats) {
+    SCOPED_TRACE(e.dump());
+    ASSERT_TRUE(e.contains("generation")) << "every collection's generation is known";
+    Sums& s = seen[e.at("generation").get<int>()];
+    const auto count = e.at("count").get<std::uint64_t>();
+    EXPECT_GT(count, 0u) << "intervals without collections are not emitted";
+    s.count += count;
+    s.collected += e.at("collected").get<std::int64_t>();
+    s.uncollectable += e.at("uncollectable").get<std::int64_t>();
+    s.total_ms += e.at("total_ms").get<double>();
+    s.max_ms = std::max(s.max_ms, e.at("max_ms").get<double>());
+    EXPECT_LE(e.at("p50_ms").get<double>(), e.at("p99_ms").get<double>());
+    EXPECT_LE(e.at("p99_ms").get<double>(), e.at("max_ms").get<double>());
+    EXPECT_LE(e.at("max_ms").get<double>(), e.at("total_ms").get<double>() + 0.001);
+    std::uint64_t in_histogram = 0;
+    for (const auto& bucket : e.at("histogram")) in_histogram += bucket.at(2).get<std::uint64_t>();
+    EXPECT_EQ(in_histogram, count);
+    EXPECT_EQ(e.at("container_pid"), ns_pid(run.pid));
+    intervals.insert(e.at("ts").get<std::string>());
+  }
+  for (const auto& [gen, t] : truth) {
+    EXPECT_EQ(seen[gen].count, t.count) << "generation " << gen;
+    EXPECT_EQ(seen[gen].collected, t.collected) << "generation " << gen;
+    EXPECT_EQ(seen[gen].uncollectable, t.uncollectable) << "generation " << gen;
+  }
+  EXPECT_EQ(seen.size(), truth.size());
+  EXPECT_GE(intervals.size(), 2u) << "--gc-stats-interval 1 over 2.5 s makes several intervals";
+
+  // Collections that are events are at or above the 1 ms default; each one's
+  // duration is inside its generation's totals.
+  double event_ms = 0;
+  for (const auto& e : run.events) {
+    EXPECT_GE(e.at("duration_ms").get<double>(), 1.0) << e.dump();
+    EXPECT_LE(e.at("duration_ms").get<double>(), seen[e.at("generation").get<int>()].max_ms + 0.001) << e.dump();
+    event_ms += e.at("duration_ms").get<double>();
+  }
+  double stats_ms = 0;
+  for (const auto& [gen, s] : seen) stats_ms += s.total_ms;
+  EXPECT_LE(event_ms, stats_ms + 0.01);
+  EXPECT_EQ(summary_count(run.err, "below --gc-min-ms"), static_cast<long>(records.size() - run.events.size()))
+      << run.err;
+
+  // The summary line and the report count every collection too.
+  EXPECT_EQ(summary_count(run.err, "collections in"), static_cast<long>(records.size())) << run.err;
+  EXPECT_NE(run.err.find("[gc_stats: " + std::to_string(records.size()) + " collections,"), std::string::npos)
+      << run.err;
+  for (const auto& [gen, t] : truth) {
+    std::smatch m;
+    const std::regex row("\\n +" + std::to_string(gen) + " +(\\d+) ");
+    ASSERT_TRUE(std::regex_search(run.err, m, row)) << "generation " << gen << ": " << run.err;
+    EXPECT_EQ(std::stoull(m[1].str()), t.count) << "generation " << gen << ": " << run.err;
+  }
+}
+
 TEST_P(GcE2E, PyStackCanBeTurnedOff) {
-  Traced run = trace({"0.5"}, {"--gc-py-enable", "false"});
+  Traced run = trace({"0.5"}, {"--gc-py-enable", "false", "--gc-min-ms", "0"});
   ASSERT_EQ(run.events.size(), run.truth.at("collections").size());
   for (const auto& e : run.events) {
     EXPECT_FALSE(e.contains("py_stack")) << e.dump();

@@ -68,8 +68,9 @@ TEST(ClickHouseDdl, EveryOriginalTableExists) {
     for (const auto* t : schemas) found |= t->table() == table;
     EXPECT_TRUE(found) << table;
   }
-  EXPECT_EQ(schemas.size(), 10u);  // and handoff's request_queue summaries
+  EXPECT_EQ(schemas.size(), 11u);  // and handoff's request_queue summaries, gc's gc_stats
   EXPECT_EQ(table_for("request_queue").table(), "ebpf_request_queue");
+  EXPECT_EQ(table_for("gc_stats").table(), "ebpf_gc_stats");
 }
 
 TEST(ClickHouseDdl, IdentifiersAreQuoted) {

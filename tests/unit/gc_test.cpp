@@ -191,6 +191,94 @@ TEST_F(GcDecoding, WhatTheHookCouldNotSeeIsLeftOut) {
   EXPECT_FALSE(bare.contains("py_stack_truncated"));
 }
 
+// --- gc_stats: interval totals from the per-CPU running totals ----------------
+
+// One CPU's running totals: `durations_us` pauses of one generation, the
+// longest in the slot of interval `epoch`.
+pyebpf_gc_stats cpu_totals(std::initializer_list<std::uint64_t> durations_us, std::uint32_t epoch) {
+  pyebpf_gc_stats s{};
+  for (std::uint64_t us : durations_us) {
+    ++s.count;
+    ++s.timed;
+    s.total_ns += us * 1000;
+    s.collected += 10;
+    ++s.hist[pyebpf_latency_bucket(us)];
+    s.max_ns[epoch & 1] = std::max<std::uint64_t>(s.max_ns[epoch & 1], us * 1000);
+  }
+  s.max_epoch[epoch & 1] = epoch;
+  return s;
+}
+
+TEST(GcTotals, IntervalsAreDifferencesAndTheirSumIsExact) {
+  GcTotals first;
+  first.add(cpu_totals({10, 20, 30}, 0), 0);
+  first.add(cpu_totals({40}, 0), 0);
+  EXPECT_EQ(first.count, 4u);
+  EXPECT_EQ(first.total_ns, 100'000u);
+  EXPECT_EQ(first.collected, 40);
+  EXPECT_EQ(first.max_ns, 40'000u);
+
+  // Interval 1: CPU 0 gains a 5 ms pause; CPU 1 nothing, its max slot is
+  // interval 0's and must not count.
+  GcTotals second;
+  second.add(cpu_totals({10, 20, 30, 5000}, 1), 1);
+  second.add(cpu_totals({40}, 0), 1);
+  GcTotals d = second.since(first);
+  EXPECT_EQ(d.count, 1u);
+  EXPECT_EQ(d.total_ns, 5'000'000u);
+  EXPECT_EQ(d.collected, 10);
+  EXPECT_EQ(d.max_ns, 5'000'000u);
+  std::uint64_t in_hist = 0;
+  for (auto n : d.hist) in_hist += n;
+  EXPECT_EQ(in_hist, 1u);
+}
+
+TEST(GcTotals, RecordHasExactCountsAndPercentilesWithinTheBuckets) {
+  GcTotals t;
+  pyebpf_gc_stats cpu = cpu_totals({}, 3);
+  for (int i = 0; i < 99; ++i) {
+    ++cpu.count;
+    ++cpu.timed;
+    cpu.total_ns += 100'000;
+    ++cpu.hist[pyebpf_latency_bucket(100)];
+  }
+  ++cpu.count;
+  ++cpu.timed;
+  cpu.total_ns += 7'000'000;
+  ++cpu.hist[pyebpf_latency_bucket(7000)];
+  cpu.max_ns[1] = 7'000'000;
+  cpu.collected = 1234;
+  cpu.uncollectable = 2;
+  t.add(cpu, 3);
+  test::DecoderFixture f;
+  sinks::Record r{gc_stats_schema()};
+  set_thread_fields(r, f.ctx(), test::header(200, 200, 2'000'000'000));
+  fill_gc_stats(t, 0, 10.0, r);
+  sinks::CaptureSink sink;
+  sink.write(r);
+  Json e = test::json_of(sink.records[0]);
+  EXPECT_EQ(e["metric"], "gc_stats");
+  EXPECT_EQ(e["generation"], 0);
+  EXPECT_EQ(e["count"], 100);
+  EXPECT_EQ(e["total_ms"], 16.9);
+  EXPECT_EQ(e["max_ms"], 7.0);
+  EXPECT_EQ(e["collected"], 1234);
+  EXPECT_EQ(e["uncollectable"], 2);
+  BucketRange b100 = latency_bucket_range(pyebpf_latency_bucket(100));
+  EXPECT_GE(e["p50_ms"].get<double>(), b100.low_us / 1000);
+  EXPECT_LE(e["p50_ms"].get<double>(), b100.high_us / 1000);
+  EXPECT_LE(e["p99_ms"].get<double>(), b100.high_us / 1000);  // rank 99 of 100 is still a 100 us pause
+  ASSERT_EQ(e["histogram"].size(), 2u);
+  EXPECT_EQ(e["histogram"][0][2], 99);
+  EXPECT_EQ(e["histogram"][1][2], 1);
+  // No generation: the field is left out.
+  r.clear();
+  set_thread_fields(r, f.ctx(), test::header(200, 200, 2'000'000'000));
+  fill_gc_stats(t, -1, 10.0, r);
+  sink.write(r);
+  EXPECT_FALSE(test::json_of(sink.records[1]).contains("generation"));
+}
+
 TEST_F(GcDecoding, ShortRecordsAndForgottenTargetsWriteNothing) {
   EXPECT_EQ(decode(true, PYEBPF_GC_EVENT_BYTES(0) - 1), Decoded::Malformed);
   ev->hdr.pid = 999;
@@ -202,17 +290,21 @@ TEST(GcFlags, DefaultsAndValues) {
   auto o = test::parse_args({});
   ASSERT_TRUE(o);
   const auto& gc = test::tracker_options<GcOptions>(*o, "gc");
-  EXPECT_EQ(gc.min_ms, 0.0);
+  EXPECT_EQ(gc.min_ms, 1.0);
+  EXPECT_EQ(gc.stats_interval_s, 10.0);
   EXPECT_TRUE(gc.py_enable);
   EXPECT_EQ(gc.hook, "auto");
-  auto set = test::parse_args({"--gc-min-ms", "2.5", "--no-gc-py-enable", "--gc-hook", "uprobe"});
+  auto set =
+      test::parse_args({"--gc-min-ms", "2.5", "--no-gc-py-enable", "--gc-hook", "uprobe", "--gc-stats-interval", "3"});
   ASSERT_TRUE(set);
   const auto& g = test::tracker_options<GcOptions>(*set, "gc");
   EXPECT_EQ(g.min_ms, 2.5);
+  EXPECT_EQ(g.stats_interval_s, 3.0);
   EXPECT_FALSE(g.py_enable);
   EXPECT_EQ(g.hook, "uprobe");
   EXPECT_FALSE(test::parse_args({"--gc-min-ms", "-1"}));
   EXPECT_FALSE(test::parse_args({"--gc-hook", "kprobe"}));
+  EXPECT_FALSE(test::parse_args({"--gc-stats-interval", "0"}));
 }
 
 TEST(GcStructs, MatchTheEmbeddedObject) {
@@ -248,6 +340,18 @@ TEST(GcStructs, MatchTheEmbeddedObject) {
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen, base);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen, index);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen, length);
+
+  EXPECT_SAME_SIZE(t, pyebpf_gc_stats_key);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats_key, generation);
+  EXPECT_SAME_SIZE(t, pyebpf_gc_stats);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats, count);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats, timed);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats, total_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats, collected);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats, uncollectable);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats, max_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats, max_epoch);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats, hist);
 
   EXPECT_SAME_SIZE(t, pyebpf_gc_gen_stats);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen_stats, collected);

@@ -19,15 +19,15 @@
 namespace pyebpf::trackers {
 namespace {
 
-using Hist = std::array<std::uint64_t, PYEBPF_HANDOFF_BUCKETS>;
+using Hist = std::array<std::uint64_t, PYEBPF_LATENCY_BUCKETS>;
 
 TEST(HandoffHistogram, BucketRangesContainTheirValues) {
   std::uint32_t previous = 0;
   for (std::uint64_t us : {0ULL, 1ULL, 3ULL, 4ULL, 5ULL, 7ULL, 8ULL, 9ULL, 10ULL, 15ULL, 16ULL, 100ULL, 1000ULL,
                            12345ULL, 999999ULL, (1ULL << 31) + 5, (1ULL << 32) - 1}) {
-    std::uint32_t b = pyebpf_handoff_bucket(us);
-    ASSERT_LT(b, static_cast<std::uint32_t>(PYEBPF_HANDOFF_BUCKETS));
-    BucketRange r = handoff_bucket_range(b);
+    std::uint32_t b = pyebpf_latency_bucket(us);
+    ASSERT_LT(b, static_cast<std::uint32_t>(PYEBPF_LATENCY_BUCKETS));
+    BucketRange r = latency_bucket_range(b);
     EXPECT_LE(r.low_us, static_cast<double>(us)) << us;
     EXPECT_LT(static_cast<double>(us), r.high_us) << us;
     EXPECT_GE(b, previous) << "monotonic";
@@ -36,15 +36,15 @@ TEST(HandoffHistogram, BucketRangesContainTheirValues) {
       EXPECT_LE((r.high_us - r.low_us) / r.low_us, 0.25 + 1e-12) << "at most 25% wide";
     }
   }
-  EXPECT_EQ(pyebpf_handoff_bucket(1ULL << 40), PYEBPF_HANDOFF_BUCKETS - 1u) << "overflow bucket";
+  EXPECT_EQ(pyebpf_latency_bucket(1ULL << 40), PYEBPF_LATENCY_BUCKETS - 1u) << "overflow bucket";
 }
 
 TEST(HandoffHistogram, EveryValueFallsInExactlyOneContiguousBucket) {
   // Buckets tile the line: each one starts where the previous one ended.
-  for (std::uint32_t b = 1; b < PYEBPF_HANDOFF_BUCKETS; ++b)
-    EXPECT_DOUBLE_EQ(handoff_bucket_range(b).low_us, handoff_bucket_range(b - 1).high_us) << b;
+  for (std::uint32_t b = 1; b < PYEBPF_LATENCY_BUCKETS; ++b)
+    EXPECT_DOUBLE_EQ(latency_bucket_range(b).low_us, latency_bucket_range(b - 1).high_us) << b;
   for (std::uint64_t us = 0; us < 5000; ++us) {
-    BucketRange r = handoff_bucket_range(pyebpf_handoff_bucket(us));
+    BucketRange r = latency_bucket_range(pyebpf_latency_bucket(us));
     ASSERT_TRUE(r.low_us <= us && us < r.high_us) << us;
   }
 }
@@ -55,7 +55,7 @@ TEST(HandoffHistogram, QuantilesOfAKnownDistribution) {
   // 1000 values spread over 1..100 ms: p50 ~ 50 ms, p99 ~ 99 ms.
   std::vector<std::uint64_t> values;
   for (int i = 1; i <= 1000; ++i) values.push_back(static_cast<std::uint64_t>(i) * 100);
-  for (auto v : values) ++h[pyebpf_handoff_bucket(v)];
+  for (auto v : values) ++h[pyebpf_latency_bucket(v)];
   auto exact = [&](double q) { return static_cast<double>(values[static_cast<std::size_t>(std::ceil(q * 1000)) - 1]); };
   for (double q : {0.5, 0.9, 0.99}) {
     double est = histogram_quantile_us(h, q);
@@ -66,8 +66,8 @@ TEST(HandoffHistogram, QuantilesOfAKnownDistribution) {
 
 TEST(HandoffHistogram, QuantileOfASingleValueStaysInItsBucket) {
   Hist h{};
-  h[pyebpf_handoff_bucket(300000)] = 7;  // 300 ms, 7 times
-  BucketRange r = handoff_bucket_range(pyebpf_handoff_bucket(300000));
+  h[pyebpf_latency_bucket(300000)] = 7;  // 300 ms, 7 times
+  BucketRange r = latency_bucket_range(pyebpf_latency_bucket(300000));
   for (double q : {0.01, 0.5, 0.99, 1.0}) {
     double est = histogram_quantile_us(h, q);
     EXPECT_GE(est, r.low_us);

@@ -152,6 +152,41 @@ TEST(Report, GcPausesByGeneration) {
   EXPECT_NE(line_with(text, " all 102").find("106.0 0."), std::string::npos) << text;
 }
 
+// gc_stats records count every collection: the section sums them (two
+// intervals of generation 0 merge, histograms included) and ignores the
+// gc_pause events, which are only the collections above the threshold.
+TEST(Report, GcStatsCountEveryCollection) {
+  Report r = app::make_report();
+  auto stats = [&](int gen, std::uint64_t count, double total_ms, double max_ms, Json histogram) {
+    Json e = thread_event("gc_stats", "MainThread", 1);
+    e["interval_s"] = 10.0;
+    e["generation"] = gen;
+    e["count"] = count;
+    e["total_ms"] = total_ms;
+    e["p50_ms"] = 0;
+    e["p99_ms"] = 0;
+    e["max_ms"] = max_ms;
+    e["collected"] = 5;
+    e["uncollectable"] = 0;
+    e["histogram"] = std::move(histogram);
+    feed(r, e);
+  };
+  stats(0, 60, 6.0, 0.2, Json::array({Json::array({96, 112, 60})}));
+  stats(0, 40, 4.0, 0.25, Json::array({Json::array({96, 112, 39}), Json::array({224, 256, 1})}));
+  stats(2, 1, 30.0, 30.0, Json::array({Json::array({28672, 32768, 1})}));
+  Json pause = thread_event("gc_pause", "MainThread", 1);
+  pause["duration_ms"] = 30.0;
+  pause["generation"] = 2;
+  feed(r, pause);
+  std::string text = r.render();
+  expect_fits(text);
+  EXPECT_NE(text.find("[gc_stats: 101 collections, 40.000 ms]"), std::string::npos) << text;
+  std::string gen0 = line_with(text, " 0 100 ");
+  EXPECT_NE(gen0.find("10.000 0.104 0.112 0.250"), std::string::npos) << text;  // p50, p99 in the 96-112 us bucket
+  std::string gen2 = line_with(text, " 2 1 ");
+  EXPECT_NE(gen2.find("30.000 30.000 30.000 30.000"), std::string::npos) << text;  // capped by the exact max
+}
+
 TEST(Report, OffCpuReasonsWhicheverStackOrder) {
   Report r = app::make_report();
   auto off = [&](const char* thread, double ms, Json kernel, const char* state = "S") {
