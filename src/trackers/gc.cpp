@@ -289,6 +289,10 @@ void GcTracker::start(TrackerContext& ctx) {
   bpf_program__set_autoload(skel_->progs.gc_usdt_done, uses(GcHookPlan::Kind::Usdt));
   bpf_program__set_autoload(skel_->progs.gc_collect_entry, uses(GcHookPlan::Kind::Uprobe));
   bpf_program__set_autoload(skel_->progs.gc_collect_return, uses(GcHookPlan::Kind::Uprobe));
+  // Per-collection events only at or above the threshold need a small ring;
+  // an event for every collection (--gc-min-ms 0) needs room for thousands
+  // per second with stacks.
+  bpf_map__set_max_entries(skel_->maps.events, options_.min_ms > 0 ? 1 << 20 : 8 << 20);
   bpf_map__set_max_entries(skel_->maps.gc_stats,
                            static_cast<__u32>(std::max<std::size_t>(planned.size(), 1) * (PYEBPF_GC_GENERATIONS + 1)));
   skel_.load(ctx.shared_maps);
