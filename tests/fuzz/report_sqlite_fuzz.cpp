@@ -13,7 +13,9 @@
 #include <iterator>
 #include <string>
 
+#include "app/registry.hpp"
 #include "pyebpf/error.hpp"
+#include "sinks/record_input.hpp"
 #include "sinks/sqlite_store.hpp"
 #include "stored_report.hpp"
 

@@ -21,7 +21,7 @@ with the event pyebpf reports for it. Everything the threads do besides
 blocking happens in other functions, so the only waits with one of those
 functions as the leaf frame are the measured ones.
 
-RESULT {"threads": {name: {"tid", "function", "waits": [{"ms", "at_us"}...]}}, "file"}
+RESULT {"threads": {name: {"tid", "function", "waits": [{"ms", "ms_max", "at_us"}...]}}, "file"}
 """
 import os
 import socket
@@ -98,7 +98,7 @@ class Pair:
 
     def __init__(self, name, waker_name, function):
         self.name, self.waker_name, self.function = name, waker_name, function
-        self.marks, self.wakes = [], []
+        self.marks, self.wakes, self.woken = [], [], []
         self.tid = None
         self.tid_known = threading.Event()
 
@@ -109,7 +109,13 @@ class Pair:
             if before:
                 before(i)
             block(self.marks)
-        waits = [{"ms": w - m[0], "at_us": m[1]} for m, w in zip(self.marks, self.wakes)]
+        while len(self.woken) < ROUNDS:  # the waker's last timestamp follows the last wake-up
+            time.sleep(0.001)
+        # The wake-up came between the waker's two timestamps: a waker
+        # preempted between its first one and its system call makes the
+        # wait longer than "ms", never longer than "ms_max".
+        waits = [{"ms": w - m[0], "ms_max": d - m[0], "at_us": m[1]}
+                 for m, w, d in zip(self.marks, self.wakes, self.woken)]
         record(self.name, self.function, waits)
 
     def waker_loop(self, wake, before=None):
@@ -121,6 +127,7 @@ class Pair:
             time.sleep(WAIT)
             self.wakes.append(now_ms())
             wake()
+            self.woken.append(now_ms())
 
 
 def socket_pair_threads():
