@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <set>
 
+#include "bpf/uprobe_links.hpp"
 #include "common.h"
 #include "native/libc.hpp"
 #include "pyebpf/error.hpp"
@@ -29,10 +31,11 @@ std::string describe(const std::string& function, const native::ProbeSite& site)
   return fmt::format("{}+{} ({})", function, site.offset, what);
 }
 
-Link attach_at(const LibcProbe& p, pid_t pid, const native::LibcFunction& f, const native::ProbeSite& site) {
-  const std::uint64_t cookie = p.cookie | (site.after_syscall ? PYEBPF_COOKIE_AFTER_SYSCALL : 0);
-  LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = p.retprobe);
-  return Link(bpf_program__attach_uprobe_opts(p.program, pid, f.open_path.c_str(), f.offset + site.offset, &opts));
+std::vector<Link> attach_at(const LibcProbe& p, pid_t pid, const native::LibcFunction& f,
+                            const native::ProbeSite& site) {
+  const UprobeSite at{.offset = f.offset + site.offset,
+                      .cookie = p.cookie | (site.after_syscall ? PYEBPF_COOKIE_AFTER_SYSCALL : 0)};
+  return attach_process_uprobes(p.program, pid, f.open_path, {&at, 1}, p.retprobe);
 }
 
 std::vector<Link> attach(pid_t pid, const std::vector<LibcProbe>& probes, const std::string& who) {
@@ -56,7 +59,7 @@ std::vector<Link> attach(pid_t pid, const std::vector<LibcProbe>& probes, const 
       const std::uint64_t s0 = monotonic_ns();
       auto site = native::find_probe_site(f.code, p.needs);
       const std::uint64_t s1 = monotonic_ns();
-      Link link = attach_at(p, pid, f, site);
+      auto attached = attach_at(p, pid, f, site);
       const std::uint64_t s2 = monotonic_ns();
       sites_ns += s1 - s0;
       attach_ns += s2 - s1;
@@ -64,18 +67,18 @@ std::vector<Link> attach(pid_t pid, const std::vector<LibcProbe>& probes, const 
         attach_max_ns = s2 - s1;
         slowest = links.size();
       }
-      if (!link && site.offset != 0) {
+      if (attached.empty() && site.offset != 0) {
         // A kernel that refuses the instruction there: the function's start, where the probe always went.
         site = {.instruction =
                     fmt::format("{} at +{} refused: {}", site.instruction, site.offset, std::strerror(errno))};
-        link = attach_at(p, pid, f, site);
+        attached = attach_at(p, pid, f, site);
       }
       sites.insert(describe(f.name, site));
-      if (!link)
+      if (attached.empty())
         throw Error(errno_text(fmt::format("{}: attach {} {} in {} (pid {})", who, p.retprobe ? "uretprobe" : "uprobe",
                                            p.function, f.mapped_path, pid),
                                errno));
-      links.push_back(std::move(link));
+      std::move(attached.begin(), attached.end(), std::back_inserter(links));
     }
     if (!found)
       throw Error(fmt::format("{}: pid {} maps no C library function {} (a static, stripped executable?)", who, pid,

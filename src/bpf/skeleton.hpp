@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bpf/shared_maps.hpp"
+#include "bpf/uprobe_links.hpp"
 #include "pyebpf/error.hpp"
 
 namespace pyebpf::bpf {
@@ -31,10 +32,12 @@ class Skeleton {
   }
 
   // Loads (verifies) the configured object with the maps every object shares
-  // (py_procs, py_tstates) reused from `shared`. `detail` is added to the
-  // error, e.g. which hook flavour failed.
+  // (py_procs, py_tstates) reused from `shared`, its per-process uprobe
+  // programs made for the links this kernel offers. `detail` is added to
+  // the error, e.g. which hook flavour failed.
   void load(const SharedMaps& shared, const std::string& detail = {}) {
     shared.reuse_in(skel_->obj);
+    prepare_process_uprobes(skel_->obj);
     if (int err = load_(skel_.get()))
       throw Error(errno_text(owner_ + ": load BPF object" + detail, -err), "run with -vv to see the verifier log");
   }

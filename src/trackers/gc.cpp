@@ -10,10 +10,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <iterator>
 #include <thread>
 
 #include "bpf/detach.hpp"
 #include "bpf/features.hpp"
+#include "bpf/uprobe_links.hpp"
 #include "gc.skel.h"
 #include "pyebpf/error.hpp"
 #include "python/process.hpp"
@@ -324,21 +326,21 @@ void GcTracker::attach(pid_t pid, const std::string& binary, const binary::ElfFi
     }
     return;
   }
+  std::vector<bpf::UprobeSite> sites;
+  std::vector<std::string> where;
   for (std::size_t i = 0; i < plan.functions.size(); ++i) {
-    const auto& sym = plan.functions[i];
-    const std::uint64_t offset = *elf.file_offset(sym.value);
-    for (bool retprobe : {false, true}) {
-      LIBBPF_OPTS(bpf_uprobe_opts, opts);
-      opts.retprobe = retprobe;
-      opts.bpf_cookie = plan.arg0_is_tstate[i] ? PYEBPF_GC_COOKIE_ARG0_TSTATE : 0;
-      bpf_program* prog = retprobe ? skel_->progs.gc_collect_return : skel_->progs.gc_collect_entry;
-      bpf_link* link = bpf_program__attach_uprobe_opts(prog, pid, binary.c_str(), offset, &opts);
-      if (!link)
-        throw Error(errno_text(fmt::format("gc: attach {} {} (file offset {}) to {} (pid {})",
-                                           retprobe ? "uretprobe" : "uprobe", sym.name, hex(offset), binary, pid),
-                               errno));
-      process_links_[pid].emplace_back(link);
-    }
+    const std::uint64_t offset = *elf.file_offset(plan.functions[i].value);
+    sites.push_back({.offset = offset, .cookie = plan.arg0_is_tstate[i] ? PYEBPF_GC_COOKIE_ARG0_TSTATE : 0U});
+    where.push_back(fmt::format("{} (file offset {})", plan.functions[i].name, hex(offset)));
+  }
+  for (bool retprobe : {false, true}) {
+    bpf_program* prog = retprobe ? skel_->progs.gc_collect_return : skel_->progs.gc_collect_entry;
+    auto links = bpf::attach_process_uprobes(prog, pid, binary, sites, retprobe);
+    if (links.empty())
+      throw Error(errno_text(fmt::format("gc: attach {} {} to {} (pid {})", retprobe ? "uretprobe" : "uprobe",
+                                         fmt::join(where, ", "), binary, pid),
+                             errno));
+    std::move(links.begin(), links.end(), std::back_inserter(process_links_[pid]));
   }
 }
 

@@ -12,8 +12,10 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 
 #include "bpf/detach.hpp"
+#include "bpf/uprobe_links.hpp"
 #include "gil.skel.h"
 #include "native/libc.hpp"
 #include "procfs/maps.hpp"
@@ -279,17 +281,18 @@ void GilTracker::attach_process(pid_t pid, const GilHookPlan& plan) {
   bpf_program* enter = take_gil ? skel_->progs.take_gil_enter : skel_->progs.cond_wait_enter;
   bpf_program* exit = take_gil ? skel_->progs.take_gil_exit : skel_->progs.cond_wait_exit;
   std::vector<std::string> where;
+  std::vector<bpf::UprobeSite> sites;
   for (std::size_t i = 0; i < plan.offsets.size(); ++i) {
-    const auto& sym = plan.entries[i];
-    for (bool ret : {false, true}) {
-      bpf::Link link(bpf_program__attach_uprobe(ret ? exit : enter, ret, pid, plan.binary.c_str(), plan.offsets[i]));
-      if (!link)
-        throw Error(errno_text(fmt::format("gil: attach {} {} to {} (pid {})", ret ? "uretprobe" : "uprobe", sym.name,
-                                           basename(plan.shown_binary), pid),
-                               errno));
-      process_links_[pid].push_back(std::move(link));
-    }
-    where.push_back(fmt::format("{} (+{:#x})", sym.name, plan.offsets[i]));
+    where.push_back(fmt::format("{} (+{:#x})", plan.entries[i].name, plan.offsets[i]));
+    sites.push_back({.offset = plan.offsets[i]});
+  }
+  for (bool ret : {false, true}) {
+    auto links = bpf::attach_process_uprobes(ret ? exit : enter, pid, plan.binary, sites, ret);
+    if (links.empty())
+      throw Error(errno_text(fmt::format("gil: attach {} {} to {} (pid {})", ret ? "uretprobe" : "uprobe",
+                                         fmt::join(where, ", "), basename(plan.shown_binary), pid),
+                             errno));
+    std::move(links.begin(), links.end(), std::back_inserter(process_links_[pid]));
   }
   if (take_gil)
     spdlog::info("gil: pid {}: hook take_gil: uprobe+uretprobe on {} in {} ({})", pid, fmt::join(where, ", "),
@@ -304,7 +307,7 @@ void GilTracker::attach_process(pid_t pid, const GilHookPlan& plan) {
 void GilTracker::scan_threads() {
   bpf::Link link(bpf_program__attach_iter(skel_->progs.gil_scan_threads, nullptr));
   if (!link) throw Error(errno_text("gil: attach task iterator", errno), "pyebpf needs Linux >= 5.8 (BPF iterators)");
-  Fd fd(bpf_iter_create(bpf_link__fd(link.get())));
+  Fd fd(bpf_iter_create(link.fd()));
   if (!fd) throw Error(errno_text("gil: run task iterator", errno));
   char buf[256];
   ssize_t n;

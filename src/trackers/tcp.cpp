@@ -191,7 +191,7 @@ void TcpTracker::seed_existing_sockets(const TargetLookup& targets) {
   if (!iter) throw Error(errno_text("tcp: attach iter/tcp", errno));
   for (const auto& [inode, ns] : netns) {
     tcp::in_netns(ns.get(), [&] {
-      Fd it(bpf_iter_create(bpf_link__fd(iter.get())));
+      Fd it(bpf_iter_create(iter.fd()));
       if (!it) throw Error(errno_text("tcp: create TCP socket iterator", errno));
       char buf[256];
       while (read(it.get(), buf, sizeof(buf)) > 0) {
