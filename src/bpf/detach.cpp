@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bpf/detach.hpp"
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <iterator>
 #include <mutex>

@@ -66,7 +66,7 @@ bool kernel_has_uprobe_multi() {
   static const bool has = [] {
     bool ok = probe_uprobe_multi();
     spdlog::info("kernel {} uprobe_multi links: per-process uprobes attach {}", ok ? "has" : "lacks",
-                  ok ? "one link per program and file" : "one perf event per site");
+                 ok ? "one link per program and file" : "one perf event per site");
     return ok;
   }();
   return has;

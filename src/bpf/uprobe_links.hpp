@@ -33,7 +33,7 @@ bool kernel_has_uprobe_multi();
 void prepare_process_uprobes(bpf_object* object);
 
 struct UprobeSite {
-  std::uint64_t offset;  // in the file
+  std::uint64_t offset;      // in the file
   std::uint64_t cookie = 0;  // bpf_get_attach_cookie()
 };
 

@@ -38,26 +38,12 @@ std::optional<PythonBuild> pyenv_312() {
   return std::nullopt;
 }
 
-class GunicornRecycling : public ::testing::TestWithParam<std::string> {};
-
-// Two workers recycled every 50 requests under 10 s of wrk load: every
-// worker that served requests is sampled and its handoffs (gthread: one per
-// request) or inline requests (sync) are counted, the recycled ones included.
-TEST_P(GunicornRecycling, EveryWorkerIsTracedAcrossRecycling) {
-  ASSERT_TRUE(std::filesystem::exists("/usr/bin/gunicorn")) << "run tools/install-deps";
-  const std::string worker = GetParam();
-  Workload workload(kDebian, "children_gunicorn.py", {worker, "2", "50", "10"});
-  const int arbiter = workload.ready().at("pid").get<int>();  // started before pyebpf: the target
-  Pyebpf pyebpf({"-p", std::to_string(arbiter), "-e", "e2e", "--enable", "py_stack", "handoff", "--rq-interval", "1"});
-  pyebpf.wait_ready();
-  workload.go();
-  Json truth = workload.result(120s);
-  pyebpf.stop();
-  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
-
+// Every worker that served requests (the server's access log) is sampled in
+// serve_request, and its handoffs (gthread: one per request) or inline
+// requests (sync) are counted: together >= 95% of the requests served.
+void expect_every_worker_traced(const Json& truth, const Pyebpf& pyebpf, const std::string& worker) {
   const auto& served = truth.at("served");
   const auto requests = truth.at("requests").get<std::uint64_t>();
-  ASSERT_GE(served.size(), 6u) << "workers were not recycled several times: " << truth.dump();
   auto samples = by_pid(pyebpf.events("py_stack"));
   auto handoffs = by_pid(pyebpf.events("handoff"));
   auto queues = by_pid(pyebpf.events("request_queue"));
@@ -77,9 +63,57 @@ TEST_P(GunicornRecycling, EveryWorkerIsTracedAcrossRecycling) {
   EXPECT_GE(static_cast<double>(covered), 0.95 * static_cast<double>(requests))
       << covered << " of " << requests << " requests seen; stderr:\n"
       << pyebpf.stderr_text();
+}
+
+class GunicornRecycling : public ::testing::TestWithParam<std::string> {};
+
+// Two workers recycled every 50 requests under 10 s of wrk load.
+TEST_P(GunicornRecycling, EveryWorkerIsTracedAcrossRecycling) {
+  ASSERT_TRUE(std::filesystem::exists("/usr/bin/gunicorn")) << "run tools/install-deps";
+  const std::string worker = GetParam();
+  Workload workload(kDebian, "children_gunicorn.py", {worker, "2", "50", "10"});
+  const int arbiter = workload.ready().at("pid").get<int>();  // started before pyebpf: the target
+  Pyebpf pyebpf({"-p", std::to_string(arbiter), "-e", "e2e", "--enable", "py_stack", "handoff", "--rq-interval", "1"});
+  pyebpf.wait_ready();
+  workload.go();
+  Json truth = workload.result(120s);
+  pyebpf.stop();
+  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+
+  ASSERT_GE(truth.at("served").size(), 6u) << "workers were not recycled several times: " << truth.dump();
+  expect_every_worker_traced(truth, pyebpf, worker);
   EXPECT_NE(pyebpf.stderr_text().find("service pid " + std::to_string(arbiter)), std::string::npos)
       << "the summary groups the workers under their arbiter:\n"
       << pyebpf.stderr_text();
+}
+
+// A deploy's in-place upgrade under load: SIGUSR2 makes the arbiter fork and
+// re-exec gunicorn (a new master on the same socket, with its own recycled
+// workers), then the old arbiter is stopped. The re-exec'd master is found
+// as CPython again, every worker of both is traced, and the run goes on
+// after the target given with -p is gone.
+TEST(GunicornUpgrade, ReexecutedMasterAndItsWorkersAreTraced) {
+  ASSERT_TRUE(std::filesystem::exists("/usr/bin/gunicorn")) << "run tools/install-deps";
+  Workload workload(kDebian, "children_gunicorn.py", {"sync", "2", "50", "10", "upgrade"});
+  const int arbiter = workload.ready().at("pid").get<int>();
+  Pyebpf pyebpf({"-p", std::to_string(arbiter), "-e", "e2e", "--enable", "py_stack", "handoff", "--rq-interval", "1"});
+  pyebpf.wait_ready();
+  workload.go();
+  Json truth = workload.result(120s);
+  pyebpf.stop();
+  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+
+  const long master = truth.at("new_master").get<long>();
+  std::set<long> new_workers;
+  for (const auto& p : truth.at("new_workers")) new_workers.insert(p.get<long>());
+  std::uint64_t served_by_new = 0;
+  for (const auto& [pid_text, n] : truth.at("served").items())
+    served_by_new += new_workers.count(std::stol(pid_text)) ? n.get<std::uint64_t>() : 0;
+  ASSERT_GT(served_by_new, 100u) << "the new master's workers served too little to judge: " << truth.dump();
+  expect_every_worker_traced(truth, pyebpf, "sync");
+  const std::string err = pyebpf.stderr_text();
+  EXPECT_NE(err.find("pid " + std::to_string(master) + " ("), std::string::npos) << err;
+  EXPECT_NE(err.find(", exec'd "), std::string::npos) << "the re-exec'd master is rediscovered:\n" << err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Workers, GunicornRecycling, ::testing::Values("sync", "gthread"),
@@ -153,6 +187,50 @@ INSTANTIATE_TEST_SUITE_P(Modes, Spawned,
                          [](const auto& info) {
                            return info.param.mode + (info.param.pyenv_child ? "_pyenv312_child" : "_same_python");
                          });
+
+// A target that execs a shell, which spins and then execs another CPython
+// version in the same pid: the old program is dropped with a line when it
+// execs, the shell is never walked as Python, the new interpreter is
+// rediscovered and sampled, and no sample holds a frame that is not real
+// code of one program or the other (what walking a new address space with
+// the old layout would print).
+TEST(ExecE2E, TargetThatExecsIsDroppedAndItsNewInterpreterFound) {
+  auto pyenv = pyenv_312();
+  ASSERT_TRUE(pyenv) << "pyenv 3.12 is missing: run tools/install-deps";
+  Workload workload(kDebian, "children_exec_self.py", {pyenv->path});
+  const pid_t pid = workload.pid();
+  Pyebpf pyebpf({"-p", std::to_string(pid), "-e", "e2e", "--enable", "py_stack", "--pystack-frequency", "199"});
+  pyebpf.wait_ready();
+  workload.go();
+  auto line = workload.child().wait_for_line("CHILD ", 60s);
+  ASSERT_TRUE(line) << workload.child().stderr_text();
+  const Json child = Json::parse(*line);
+  ASSERT_EQ(child.at("pid").get<long>(), pid);
+  pyebpf.stop();
+  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+
+  const auto samples = by_pid(pyebpf.events("py_stack"))[pid];
+  // 1 s and 1.5 s of CPU at 199 Hz: ~200 and ~300 samples.
+  EXPECT_GE(with_function(samples, "before_exec"), 120u) << pyebpf.stderr_text();
+  EXPECT_GE(with_function(samples, "child_work"), 180u) << pyebpf.stderr_text();
+  for (const auto& e : samples) {
+    const std::string stack = e.at("stack");
+    EXPECT_NE(e.at("comm"), "sh") << "the shell was sampled as Python: " << stack;
+    EXPECT_FALSE(stack.find("before_exec (") != std::string::npos && stack.find("child_work (") != std::string::npos)
+        << stack;
+    if (stack.empty()) continue;  // no Python frame at that instant
+    for (const auto& frame : split(stack, ';')) {
+      const auto open = frame.find(" (");
+      ASSERT_NE(open, std::string::npos) << frame;
+      const std::string file = frame.substr(open + 2, frame.rfind(':') - open - 2);
+      EXPECT_TRUE(file.rfind("<frozen ", 0) == 0 || std::filesystem::exists(file))
+          << "a frame that is no code of either program: " << frame << " in " << stack;
+    }
+  }
+  const std::string err = pyebpf.stderr_text();
+  EXPECT_NE(err.find("pid " + std::to_string(pid) + " (python3.11) exec'd sh; "), std::string::npos) << err;
+  EXPECT_NE(err.find("CPython " + child.at("version").get<std::string>() + ", exec'd"), std::string::npos) << err;
+}
 
 // --no-children keeps the targets given: the child the target runs is
 // neither attached nor sampled, the target itself still is.
