@@ -294,18 +294,20 @@ TEST_P(GcE2E, MinMsDropsShorterCollectionsInBpf) {
 // counted: the gc_stats records (several intervals) and the report's GC
 // section hold exactly the collections, collected and uncollectable counts
 // the workload's gc.callbacks saw, per generation.
-TEST_P(GcE2E, StatsCountEveryCollectionAtTheDefaultThreshold) {
-  Traced run = trace({"2.5"}, {"--gc-stats-interval", "1"});
+struct GcSums {
+  std::uint64_t count = 0;
+  std::int64_t collected = 0, uncollectable = 0;
+  double total_ms = 0, max_ms = 0;
+};
+
+// gc_stats records, over several intervals, count exactly the collections
+// the workload's gc.callbacks saw, per generation. Returns their sums.
+std::map<int, GcSums> expect_stats_count_every_collection(const Traced& run) {
   const auto& records = run.truth.at("collections");
-  ASSERT_GT(records.size(), 50u);
-  struct Sums {
-    std::uint64_t count = 0;
-    std::int64_t collected = 0, uncollectable = 0;
-    double total_ms = 0, max_ms = 0;
-  };
-  std::map<int, Sums> truth, seen;
+  EXPECT_GT(records.size(), 50u);
+  std::map<int, GcSums> truth, seen;
   for (const auto& r : records) {
-    Sums& t = truth[r.at("generation").get<int>()];
+    GcSums& t = truth[r.at("generation").get<int>()];
     ++t.count;
     t.collected += r.at("collected").get<std::int64_t>();
     t.uncollectable += r.at("uncollectable").get<std::int64_t>();
@@ -314,7 +316,7 @@ TEST_P(GcE2E, StatsCountEveryCollectionAtTheDefaultThreshold) {
   for (const auto& e : run.stats) {
     SCOPED_TRACE(e.dump());
     ASSERT_TRUE(e.contains("generation")) << "every collection's generation is known";
-    Sums& s = seen[e.at("generation").get<int>()];
+    GcSums& s = seen[e.at("generation").get<int>()];
     const auto count = e.at("count").get<std::uint64_t>();
     EXPECT_GT(count, 0u) << "intervals without collections are not emitted";
     s.count += count;
@@ -338,13 +340,20 @@ TEST_P(GcE2E, StatsCountEveryCollectionAtTheDefaultThreshold) {
   }
   EXPECT_EQ(seen.size(), truth.size());
   EXPECT_GE(intervals.size(), 2u) << "--gc-stats-interval 1 over 2.5 s makes several intervals";
+  return seen;
+}
+
+TEST_P(GcE2E, StatsCountEveryCollectionAtTheDefaultThreshold) {
+  Traced run = trace({"2.5"}, {"--gc-stats-interval", "1"});
+  const auto seen = expect_stats_count_every_collection(run);
+  const auto& records = run.truth.at("collections");
 
   // Collections that are events are at or above the 1 ms default; each one's
   // duration is inside its generation's totals.
   double event_ms = 0;
   for (const auto& e : run.events) {
     EXPECT_GE(e.at("duration_ms").get<double>(), 1.0) << e.dump();
-    EXPECT_LE(e.at("duration_ms").get<double>(), seen[e.at("generation").get<int>()].max_ms + 0.001) << e.dump();
+    EXPECT_LE(e.at("duration_ms").get<double>(), seen.at(e.at("generation").get<int>()).max_ms + 0.001) << e.dump();
     event_ms += e.at("duration_ms").get<double>();
   }
   double stats_ms = 0;
@@ -363,6 +372,16 @@ TEST_P(GcE2E, StatsCountEveryCollectionAtTheDefaultThreshold) {
     ASSERT_TRUE(std::regex_search(run.err, m, row)) << "generation " << gen << ": " << run.err;
     EXPECT_EQ(std::stoull(m[1].str()), t.count) << "generation " << gen << ": " << run.err;
   }
+}
+
+// The same exact counts through perf-event uprobes, the links kernels before
+// 6.6 get (on this kernel, gc's uprobe builds use uprobe_multi links; its
+// USDT builds use perf-event uprobes either way).
+TEST_P(GcE2E, StatsCountEveryCollectionThroughPerfEventUprobes) {
+  ScopedEnv links("PYEBPF_UPROBE_LINKS", "perf-event");
+  Traced run = trace({"2.5"}, {"--gc-stats-interval", "1"});
+  expect_stats_count_every_collection(run);
+  EXPECT_NE(run.err.find("per-process uprobes attach one perf event per site"), std::string::npos) << run.err;
 }
 
 TEST_P(GcE2E, PyStackCanBeTurnedOff) {

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
@@ -138,6 +139,18 @@ std::vector<Json> of_tid(const std::vector<Json>& events, long tid);
 
 // The pid of `pid` in its own (innermost) pid namespace: what the target sees as its pid.
 long ns_pid(pid_t pid);
+
+// Sets an environment variable for the children started in a scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
 
 // Runs pyebpf to completion (for error cases): exit status and stderr.
 struct RunResult {

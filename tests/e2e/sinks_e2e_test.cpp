@@ -279,16 +279,6 @@ class ClickHouseE2E : public ::testing::Test {
 
 ClickHouseServer* ClickHouseE2E::server_ = nullptr;
 
-// Sets an environment variable for the children started in a scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-
- private:
-  const char* name_;
-};
-
 TEST_F(ClickHouseE2E, RowsEqualStdoutForAPasswordProtectedUser) {
   ScopedEnv password("PYEBPF_CLICKHOUSE_PASSWORD", ClickHouseServer::kPassword);
   Workload workload(python_3_11(), "named_threads.py", {"3", "Alpha", "Beta"});
