@@ -144,7 +144,7 @@ void expect_waits_reported(const std::vector<Json>& events, const Json& truth, c
       }
       const Json& e = *found;
       // From the block to the wake-up: at least "ms", at most "ms_max" (the
-      // waker's timestamps around its wake call; a sleep has one length).
+      // waker's timestamps around its wake call; the sleep call's length).
       const double expected = wait.at("ms").get<double>();
       const double expected_max = wait.value("ms_max", expected);
       const double tolerance = std::max(5.0, expected * 0.10);
