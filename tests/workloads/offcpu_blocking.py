@@ -15,7 +15,8 @@ function of its own (the leaf Python frame while it is blocked):
 
 Ground truth per wait, in ms: the time between the blocked thread taking its
 timestamp right before blocking and the waker taking its own right before
-waking it (CLOCK_MONOTONIC, the clock BPF uses); WAIT itself for the sleep.
+waking it (CLOCK_MONOTONIC, the clock BPF uses); for the sleep, WAIT and
+the sleep call's own measured length as the upper bound.
 Each wait also records the wall-clock time it started (epoch µs), to pair it
 with the event pyebpf reports for it. Everything the threads do besides
 blocking happens in other functions, so the only waits with one of those
