@@ -79,16 +79,21 @@ std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident, std::ui
   const std::pair key{thread_ident, native_id};
   auto it = find(thread_ident, native_id);
   bool want = now - last_refresh_ns_ > kMaxAgeNs;
+  bool inserted = false;
   auto miss = unnamed_.end();
   if (it == names_.end()) {
     miss = unnamed_.find(key);
     want = want || miss == unnamed_.end() || now >= miss->second.at_ns;
     // Registered since? A thread is often looked up just before threading
     // adds it (e.g. while it waits for the GIL to start running): retry at
-    // once when _active had an insertion, whatever the backoff says.
-    want = want || active_insertions().value_or(insertions_at_refresh_) != insertions_at_refresh_;
+    // once when _active had an insertion, whatever the backoff or the
+    // refresh bound say. Two threads started together showed why: the
+    // first one's refresh came before the second was registered, and a
+    // batch of the second's samples, named within the bound, all got the
+    // process's name. Each insertion is read once, so bursts stay bounded.
+    inserted = active_insertions().value_or(insertions_at_refresh_) != insertions_at_refresh_;
   }
-  if (want && now - last_refresh_ns_ > kMinRefreshNs) {
+  if (inserted || (want && now - last_refresh_ns_ > kMinRefreshNs)) {
     refresh();
     it = find(thread_ident, native_id);
     if (it != names_.end()) {
