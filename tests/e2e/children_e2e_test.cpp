@@ -41,7 +41,7 @@ std::optional<PythonBuild> pyenv_312() {
 // Every worker that served requests (the server's access log) is sampled in
 // serve_request, and its handoffs (gthread: one per request) or inline
 // requests (sync) are counted: together >= 95% of the requests served.
-void expect_every_worker_traced(const Json& truth, const Pyebpf& pyebpf, const std::string& worker) {
+void expect_every_worker_traced(const Json& truth, Pyebpf& pyebpf, const std::string& worker) {
   const auto& served = truth.at("served");
   const auto requests = truth.at("requests").get<std::uint64_t>();
   auto samples = by_pid(pyebpf.events("py_stack"));
