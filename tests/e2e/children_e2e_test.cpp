@@ -223,7 +223,9 @@ TEST(ExecE2E, TargetThatExecsIsDroppedAndItsNewInterpreterFound) {
       const auto open = frame.find(" (");
       ASSERT_NE(open, std::string::npos) << frame;
       const std::string file = frame.substr(open + 2, frame.rfind(':') - open - 2);
-      EXPECT_TRUE(file.rfind("<frozen ", 0) == 0 || std::filesystem::exists(file))
+      // <unknown>: a code object freed before user space read it (a
+      // module's body, run once at import), honest rather than wrong.
+      EXPECT_TRUE(file.rfind("<frozen ", 0) == 0 || file == "<unknown>" || std::filesystem::exists(file))
           << "a frame that is no code of either program: " << frame << " in " << stack;
     }
   }

@@ -16,6 +16,7 @@ stops the old arbiter and its workers. RESULT then also has the new master's
 pid and every worker pid it was seen to start.
 """
 import collections
+import ctypes
 import os
 import re
 import signal
@@ -29,6 +30,7 @@ import urllib.request
 import wl_common
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+PR_SET_PDEATHSIG = 1
 
 
 def children_of(pid):
@@ -78,14 +80,22 @@ def main():
     port = listener.getsockname()[1]
     log = tempfile.NamedTemporaryFile(prefix="pyebpf-gunicorn-", suffix=".log", delete=False).name
     pidfile = log[:-len(".log")] + ".pid"
+    bind = "fd://%d" % listener.fileno()
+    if upgrade:
+        # gunicorn 20.1 cannot hand an fd:// listener to its re-exec'd self
+        # (the fd it passes on is a non-inheritable dup): bind by address, as
+        # a deployment does, on the port just found free.
+        listener.close()
+        bind = "127.0.0.1:%d" % port
     args = ["/usr/bin/gunicorn", "--chdir", HERE, "-k", worker_class, "-w", str(workers),
-            "--max-requests", str(max_requests), "--access-logfile", log, "--access-logformat", "%(p)s %(s)s", "--pid", pidfile,
-            "-b", "fd://%d" % listener.fileno(), "children_app:app"]
+            "--max-requests", str(max_requests), "--access-logfile", log, "--access-logformat", "%(p)s %(s)s",
+            "--pid", pidfile, "-b", bind, "children_app:app"]
     if worker_class == "gthread":
         args[5:5] = ["--threads", "2"]
     env = dict(os.environ, PYTHONPATH=HERE)
-    server = subprocess.Popen(args, pass_fds=[listener.fileno()], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)
+    server = subprocess.Popen(args, pass_fds=[] if upgrade else [listener.fileno()], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                              preexec_fn=stop_with_parent)
     listener.close()
     try:
         deadline = time.monotonic() + 30
@@ -118,20 +128,33 @@ def main():
                 pid, status = line.split()
                 if status == "200":
                     served[int(pid.strip("<>"))] += 1
+        if upgrade:
+            stop_server(server)  # the re-exec'd master would outlive this process if it were killed
         wl_common.result(wrk_requests=wrk_requests, served={str(p): n for p, n in served.items()},
                          requests=sum(served.values()), **upgraded)
         wl_common.linger()
     finally:
-        stop_group(server, signal.SIGTERM)  # the re-exec'd master and its workers are in the old one's group
-        try:
-            server.wait(10)
-            time.sleep(0.5)
-        except subprocess.TimeoutExpired:
-            pass
-        stop_group(server, signal.SIGKILL)
+        stop_server(server)
         for path in (log, pidfile, pidfile + ".2"):
             if os.path.exists(path):
                 os.unlink(path)
+
+
+def stop_with_parent():
+    """The arbiter gets SIGTERM when this process dies, even by SIGKILL (the
+    test harness's way), so no server outlives its test."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def stop_server(server):
+    """Stops the arbiter, its workers and a re-exec'd master: one process group."""
+    stop_group(server, signal.SIGTERM)
+    try:
+        server.wait(10)
+    except subprocess.TimeoutExpired:
+        pass
+    time.sleep(0.5)
+    stop_group(server, signal.SIGKILL)
 
 
 def stop_group(server, sig):
