@@ -24,6 +24,7 @@
 #include "util/clock.hpp"
 #include "util/flag_rules.hpp"
 #include "util/text.hpp"
+#include "util/timer.hpp"
 
 namespace pyebpf::trackers {
 namespace {
@@ -265,6 +266,9 @@ void GcTracker::start(TrackerContext& ctx) {
   // USDT and uprobe programs both stay loaded: a process found later (another
   // CPython build) may need the hook the targets at start do not.
   skel_.load(ctx.shared_maps);
+  const int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0) throw Error(errno_text("gc: count possible CPUs", -ncpus));
+  possible_cpus_ = static_cast<std::size_t>(ncpus);
 
   TargetFailures failures;
   for (const auto& target : ctx.targets.all()) {
@@ -277,6 +281,7 @@ void GcTracker::start(TrackerContext& ctx) {
   }
   failures.settle("gc", traced_, ctx.degraded);
   interval_start_ns_ = monotonic_ns();
+  stats_timer_ = make_timer(from_seconds(options_.stats_interval_s), from_seconds(options_.stats_interval_s));
   spdlog::info("gc: every collection counted in BPF, gc_stats every {} s; gc_pause events for collections >= {} ms",
                options_.stats_interval_s, options_.min_ms);
   events_.emplace(
@@ -345,28 +350,24 @@ void GcTracker::attach(pid_t pid, const std::string& binary, const binary::ElfFi
 }
 
 std::vector<int> GcTracker::wait_fds() const {
-  if (!events_) return {};
-  return events_->wait_fds();
+  std::vector<int> fds = events_ ? events_->wait_fds() : std::vector<int>{};
+  if (stats_timer_) fds.push_back(stats_timer_.get());
+  return fds;
 }
 
 void GcTracker::consume() {
   if (events_) events_->consume();
+  if (stats_timer_ && expired(stats_timer_)) emit_stats();
 }
 
 void GcTracker::add_stats_entries(pid_t pid) {
-  const int ncpus = libbpf_num_possible_cpus();
-  if (ncpus <= 0) throw Error(errno_text("gc: count possible CPUs", -ncpus));
-  const std::vector<pyebpf_gc_stats> zeros(static_cast<std::size_t>(ncpus));
+  const std::vector<pyebpf_gc_stats> zeros(possible_cpus_);
   for (__u32 g = 0; g <= PYEBPF_GC_GEN_UNKNOWN; ++g) {
     pyebpf_gc_stats_key key{static_cast<__u32>(pid), g};
     if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gc_stats), &key, zeros.data(), BPF_NOEXIST))
       throw Error(errno_text("gc: add pid " + std::to_string(pid) + " to gc_stats", errno));
     stats_.push_back({key, {}});
   }
-}
-
-void GcTracker::tick() {
-  if (static_cast<double>(monotonic_ns() - interval_start_ns_) >= options_.stats_interval_s * 1e9 - 5e8) emit_stats();
 }
 
 void GcTracker::finish() {
@@ -382,7 +383,7 @@ void GcTracker::emit_stats() {
   const std::uint64_t now = monotonic_ns();
   const double interval_s = static_cast<double>(now - interval_start_ns_) / 1e9;
   const DecodeContext decode = decode_context(*ctx_);
-  std::vector<pyebpf_gc_stats> per_cpu(static_cast<std::size_t>(std::max(libbpf_num_possible_cpus(), 1)));
+  std::vector<pyebpf_gc_stats> per_cpu(possible_cpus_);
   for (auto& entry : stats_) {
     if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.gc_stats), &entry.key, per_cpu.data())) continue;
     GcTotals now_totals;

@@ -13,6 +13,7 @@
 #include "bpf/ring_buffer.hpp"
 #include "bpf/skeleton.hpp"
 #include "gc.h"
+#include "pyebpf/fd.hpp"
 #include "python/memory.hpp"
 #include "python/offsets.hpp"
 #include "python/version.hpp"
@@ -99,7 +100,6 @@ class GcTracker : public Tracker {
   void consume() override;
   void add_target(const Target& target) override;
   void remove_target(pid_t pid) override;
-  void tick() override;
   void finish() override;
   std::vector<std::string> summary() const override { return {summary_line()}; }
 
@@ -127,7 +127,9 @@ class GcTracker : public Tracker {
   std::vector<StatsEntry> stats_;
   std::set<pid_t> removed_;                           // targets gone: their entries go after the next emit_stats
   std::uint64_t retired_count_ = 0, retired_ns_ = 0;  // what removed targets' entries emitted, for the summary
+  Fd stats_timer_;                                    // fires every --gc-stats-interval
   std::uint64_t interval_start_ns_ = 0;
+  std::size_t possible_cpus_ = 0;  // per-CPU map values have one slot each
   std::size_t stats_records_ = 0;
   std::size_t traced_ = 0;
   EventCounts counts_;

@@ -29,7 +29,7 @@ void GcTotals::add(const pyebpf_gc_stats& cpu, std::uint32_t epoch) {
   collected += cpu.collected;
   uncollectable += cpu.uncollectable;
   if (cpu.max_epoch[epoch & 1] == epoch) max_ns = std::max<std::uint64_t>(max_ns, cpu.max_ns[epoch & 1]);
-  for (std::size_t i = 0; i < hist.size(); ++i) hist[i] += cpu.hist[i];
+  add_buckets(hist, cpu.hist);
 }
 
 GcTotals GcTotals::since(const GcTotals& earlier) const {
@@ -170,7 +170,7 @@ class GcSection : public sinks::ReportSection {
       count += other.count;
       total_ms += other.total_ms;
       max_ms = std::max(max_ms, other.max_ms);
-      for (std::size_t i = 0; i < hist.size(); ++i) hist[i] += other.hist[i];
+      add_buckets(hist, other.hist);
     }
   };
 

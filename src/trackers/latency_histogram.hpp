@@ -4,12 +4,19 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 
 #include "histogram.h"
 
 namespace pyebpf::trackers {
 
 using LatencyHistogram = std::array<std::uint64_t, PYEBPF_LATENCY_BUCKETS>;
+
+// Adds `from` bucket by bucket: one CPU's copy of a BPF map value, or
+// another interval's or process's histogram.
+inline void add_buckets(LatencyHistogram& into, std::span<const std::uint64_t, PYEBPF_LATENCY_BUCKETS> from) {
+  for (std::size_t i = 0; i < into.size(); ++i) into[i] += from[i];
+}
 
 // [low, high) in microseconds of a histogram bucket (see pyebpf_latency_bucket).
 struct BucketRange {

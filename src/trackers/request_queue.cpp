@@ -10,7 +10,7 @@ void HandoffTotals::add(const pyebpf_handoff_stats& cpu) {
   same_thread += cpu.same_thread;
   peer_closed += cpu.peer_closed;
   sum_ns += cpu.sum_ns;
-  for (std::size_t i = 0; i < hist.size(); ++i) hist[i] += cpu.hist[i];
+  add_buckets(hist, cpu.hist);
 }
 
 HandoffTotals HandoffTotals::since(const HandoffTotals& earlier) const {
