@@ -74,11 +74,7 @@ TEST_P(GunicornRecycling, EveryWorkerIsTracedAcrossRecycling) {
   Workload workload(kDebian, "children_gunicorn.py", {worker, "2", "50", "10"});
   const int arbiter = workload.ready().at("pid").get<int>();  // started before pyebpf: the target
   Pyebpf pyebpf({"-p", std::to_string(arbiter), "-e", "e2e", "--enable", "py_stack", "handoff", "--rq-interval", "1"});
-  pyebpf.wait_ready();
-  workload.go();
-  Json truth = workload.result(120s);
-  pyebpf.stop();
-  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+  Json truth = profile(workload, pyebpf, 120s);
 
   ASSERT_GE(truth.at("served").size(), 6u) << "workers were not recycled several times: " << truth.dump();
   expect_every_worker_traced(truth, pyebpf, worker);
@@ -97,11 +93,7 @@ TEST(GunicornUpgrade, ReexecutedMasterAndItsWorkersAreTraced) {
   Workload workload(kDebian, "children_gunicorn.py", {"sync", "2", "50", "10", "upgrade"});
   const int arbiter = workload.ready().at("pid").get<int>();
   Pyebpf pyebpf({"-p", std::to_string(arbiter), "-e", "e2e", "--enable", "py_stack", "handoff", "--rq-interval", "1"});
-  pyebpf.wait_ready();
-  workload.go();
-  Json truth = workload.result(120s);
-  pyebpf.stop();
-  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+  Json truth = profile(workload, pyebpf, 120s);
 
   const long master = truth.at("new_master").get<long>();
   std::set<long> new_workers;
@@ -126,11 +118,7 @@ class PoolRecycling : public ::testing::TestWithParam<std::string> {};
 TEST_P(PoolRecycling, EveryPoolWorkerIsSampledInItsTasks) {
   Workload workload(kDebian, "children_pool.py", {GetParam(), "8", "2"});
   Pyebpf pyebpf({"-p", std::to_string(workload.pid()), "-e", "e2e", "--enable", "py_stack"});
-  pyebpf.wait_ready();
-  workload.go();
-  Json truth = workload.result(120s);
-  pyebpf.stop();
-  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+  Json truth = profile(workload, pyebpf, 120s);
 
   std::map<long, int> tasks;
   for (const auto& p : truth.at("task_pids")) ++tasks[p.get<long>()];
@@ -165,11 +153,7 @@ TEST_P(Spawned, ExecdChildIsRediscoveredAndSampled) {
   }
   Workload workload(kDebian, "children_spawn.py", {GetParam().mode, child.path});
   Pyebpf pyebpf({"-p", std::to_string(workload.pid()), "-e", "e2e", "--enable", "py_stack"});
-  pyebpf.wait_ready();
-  workload.go();
-  Json truth = workload.result(60s);
-  pyebpf.stop();
-  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+  Json truth = profile(workload, pyebpf, 60s);
 
   const long pid = truth.at("child").at("pid").get<long>();
   auto samples = by_pid(pyebpf.events("py_stack"))[pid];
@@ -239,11 +223,7 @@ TEST(ExecE2E, TargetThatExecsIsDroppedAndItsNewInterpreterFound) {
 TEST(NoChildrenE2E, OnlyTheGivenTargetIsTraced) {
   Workload workload(kDebian, "children_spawn.py", {"direct", kDebian.path});
   Pyebpf pyebpf({"-p", std::to_string(workload.pid()), "--no-children", "-e", "e2e", "--enable", "py_stack"});
-  pyebpf.wait_ready();
-  workload.go();
-  Json truth = workload.result(60s);
-  pyebpf.stop();
-  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+  Json truth = profile(workload, pyebpf, 60s);
 
   const long child = truth.at("child").at("pid").get<long>();
   auto samples = by_pid(pyebpf.events("py_stack"));
@@ -258,11 +238,7 @@ TEST(NoChildrenE2E, OnlyTheGivenTargetIsTraced) {
 TEST(MaxTargetsE2E, RefusalsAreCountedInTheSummary) {
   Workload workload(kDebian, "children_pool.py", {"fork", "4", "1"});
   Pyebpf pyebpf({"-p", std::to_string(workload.pid()), "--max-targets", "1", "-e", "e2e", "--enable", "py_stack"});
-  pyebpf.wait_ready();
-  workload.go();
-  Json truth = workload.result(60s);
-  pyebpf.stop();
-  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+  Json truth = profile(workload, pyebpf, 60s);
 
   std::set<long> workers;
   for (const auto& p : truth.at("task_pids")) workers.insert(p.get<long>());
@@ -284,11 +260,7 @@ TEST(GoneTargetE2E, IsReportedAndTheOthersAreTraced) {
   Workload workload(kDebian, "children_spawn.py", {"direct", kDebian.path});
   Pyebpf pyebpf(
       {"-p", std::to_string(gone.pid()), "-p", std::to_string(workload.pid()), "-e", "e2e", "--enable", "py_stack"});
-  pyebpf.wait_ready();
-  workload.go();
-  Json truth = workload.result(60s);
-  pyebpf.stop();
-  ASSERT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+  Json truth = profile(workload, pyebpf, 60s);
 
   const std::string err = pyebpf.stderr_text();
   EXPECT_NE(err.find("pid " + std::to_string(gone.pid()) + " does not exist"), std::string::npos) << err;

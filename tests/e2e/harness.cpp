@@ -368,6 +368,15 @@ void Pyebpf::collect(std::chrono::milliseconds timeout) {
   }
 }
 
+Json profile(Workload& workload, Pyebpf& pyebpf, std::chrono::milliseconds timeout) {
+  pyebpf.wait_ready();
+  workload.go();
+  Json result = workload.result(timeout);
+  pyebpf.stop();
+  EXPECT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+  return result;
+}
+
 void Pyebpf::stop() {
   child_.signal(SIGINT);
   collect(std::chrono::seconds(30));

@@ -140,6 +140,11 @@ std::vector<Json> of_tid(const std::vector<Json>& events, long tid);
 // The pid of `pid` in its own (innermost) pid namespace: what the target sees as its pid.
 long ns_pid(pid_t pid);
 
+// Starts pyebpf's watch of the workload, lets the workload run its scenario
+// (GO), stops pyebpf once the workload reported its ground truth (RESULT,
+// returned), and expects pyebpf to have exited 0.
+Json profile(Workload& workload, Pyebpf& pyebpf, std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
 // Sets an environment variable for the children started in a scope.
 class ScopedEnv {
  public:

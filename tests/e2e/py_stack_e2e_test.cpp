@@ -45,16 +45,6 @@ double most_stolen(const std::vector<double>& before, const std::vector<double>&
 
 class PyStackE2E : public ::testing::TestWithParam<PythonBuild> {
  protected:
-  // Starts pyebpf on the workload, lets the workload run its scenario, stops
-  // pyebpf once the workload reported its ground truth.
-  Json profile(Workload& workload, Pyebpf& pyebpf) {
-    pyebpf.wait_ready();
-    workload.go();
-    Json result = workload.result();
-    pyebpf.stop();
-    EXPECT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
-    return result;
-  }
   std::vector<std::string> args(pid_t pid, std::vector<std::string> extra = {}) {
     std::vector<std::string> a{"-p", std::to_string(pid), "-e", "e2e", "--enable", "py_stack"};
     a.insert(a.end(), extra.begin(), extra.end());
