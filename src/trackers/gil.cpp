@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "bpf/features.hpp"
 #include "gil.skel.h"
 #include "native/libc.hpp"
 #include "procfs/maps.hpp"
@@ -230,6 +231,7 @@ void GilTracker::start(TrackerContext& ctx) {
   skel_->rodata->targ_min_wait_ns = static_cast<std::uint64_t>(std::llround(o.min_wait_ms * 1e6));
   skel_->rodata->targ_py_min_ns = static_cast<std::uint64_t>(std::llround(o.py_min_ms * 1e6));
   skel_->rodata->targ_py_enable = o.py_enable;
+  skel_->rodata->targ_use_bpf_loop = bpf::walk_frames_with_bpf_loop();
   bpf_program__set_autoload(skel_->progs.take_gil_enter, uses(PYEBPF_GIL_HOOK_TAKE_GIL));
   bpf_program__set_autoload(skel_->progs.take_gil_exit, uses(PYEBPF_GIL_HOOK_TAKE_GIL));
   bpf_program__set_autoload(skel_->progs.cond_wait_enter, uses(PYEBPF_GIL_HOOK_COND_WAIT));
