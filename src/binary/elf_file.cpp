@@ -118,6 +118,51 @@ void read_usdt_probes(Elf_Scn* scn, std::vector<UsdtProbe>& out) {
   }
 }
 
+// ElfFile::defects(), from the raw file: what libelf tolerates but a loader
+// would not, each named once.
+std::string find_defects(Elf* elf, const GElf_Ehdr& ehdr, std::vector<LoadSegment> segments) {
+  std::size_t size = 0;
+  const char* raw = elf_rawfile(elf, &size);
+  std::vector<std::string> found;
+  auto past_end = [size](std::uint64_t offset, std::uint64_t bytes) { return offset > size || bytes > size - offset; };
+  auto table_past_end = [&](std::uint64_t offset, std::uint64_t count, std::uint64_t entry_size) {
+    return past_end(offset, 0) || (entry_size && count > (size - offset) / entry_size);  // no product to overflow
+  };
+  // libelf counts no sections where their table is out of reach: the header
+  // says how many there are (at least one: the extended count's, past 65535).
+  std::size_t shnum = 0;
+  elf_getshdrnum(elf, &shnum);
+  const std::uint64_t sections = std::max<std::uint64_t>(shnum, ehdr.e_shnum ? ehdr.e_shnum : ehdr.e_shoff != 0);
+  if (sections && table_past_end(ehdr.e_shoff, sections, ehdr.e_shentsize))
+    found.push_back("section headers past the end of the file");
+  if (table_past_end(ehdr.e_phoff, ehdr.e_phnum, ehdr.e_phentsize))
+    found.push_back("program headers past the end of the file");
+  if (std::any_of(segments.begin(), segments.end(), [&](const LoadSegment& s) { return past_end(s.offset, s.filesz); }))
+    found.push_back("PT_LOAD segments past the end of the file");
+  std::sort(segments.begin(), segments.end(),
+            [](const LoadSegment& a, const LoadSegment& b) { return a.vaddr < b.vaddr; });
+  for (std::size_t i = 1; i < segments.size(); ++i) {
+    if (segments[i].vaddr - segments[i - 1].vaddr < segments[i - 1].memsz) {
+      found.push_back("overlapping PT_LOAD segments");
+      break;
+    }
+  }
+  Elf_Scn* scn = nullptr;
+  while (raw && (scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_STRTAB || !shdr.sh_size ||
+        past_end(shdr.sh_offset, shdr.sh_size))
+      continue;
+    if (raw[shdr.sh_offset + shdr.sh_size - 1] != '\0') {
+      found.push_back("string tables without a final NUL");
+      break;
+    }
+  }
+  std::string out;
+  for (const auto& f : found) out += (out.empty() ? "" : ", ") + f;
+  return out;
+}
+
 }  // namespace
 
 ElfFile ElfFile::open(const std::string& path) {
@@ -154,6 +199,7 @@ ElfFile ElfFile::parse(Elf* elf, const std::string& path) {
     if (!gelf_getphdr(elf, static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD) continue;
     file.segments_.push_back({phdr.p_vaddr, phdr.p_offset, phdr.p_filesz, phdr.p_memsz, (phdr.p_flags & PF_X) != 0});
   }
+  file.defects_ = find_defects(elf, ehdr, file.segments_);
 
   std::size_t shstrndx = 0;
   bool shstrndx_ok = elf_getshdrstrndx(elf, &shstrndx) == 0;

@@ -56,6 +56,11 @@ class ElfFile {
   bool has_symtab() const { return has_symtab_; }
   const std::string& build_id() const { return build_id_; }
   const std::vector<LoadSegment>& load_segments() const { return segments_; }
+  // What makes this file one no loader would map, or "": headers or PT_LOAD
+  // segments past the end of the file, overlapping PT_LOADs, string tables
+  // without a final NUL. libelf reads such files; whoever treats a mapped
+  // file as code (discovery) refuses them naming this.
+  const std::string& defects() const { return defects_; }
 
   // Defined symbol with exactly this name (.dynsym preferred).
   std::optional<ElfSymbol> symbol(std::string_view name) const;
@@ -98,6 +103,7 @@ class ElfFile {
   bool has_symtab_ = false;
   std::string build_id_;
   std::vector<LoadSegment> segments_;
+  std::string defects_;
   std::vector<UsdtProbe> usdt_probes_;
   std::unordered_map<std::string, ElfSymbol> symbols_;
   std::unordered_set<std::string> imports_;

@@ -7,9 +7,11 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "pyebpf/fd.hpp"
 
@@ -29,14 +31,19 @@ const btf* vmlinux_btf() {
 
 }  // namespace
 
-bool kernel_has_bpf_loop() {
-  static const bool has = [] {
+bool walk_frames_with_bpf_loop() {
+  static const bool use = [] {
+    const char* forced = std::getenv("PYEBPF_FRAME_WALK");
+    if (forced && std::string_view(forced) == "bounded") {
+      spdlog::info("Python frame walks use a bounded loop (PYEBPF_FRAME_WALK=bounded)");
+      return false;
+    }
     bool ok = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, nullptr) == 1;
     spdlog::debug("kernel {} bpf_loop: Python frame walks use {}", ok ? "has" : "lacks",
                   ok ? "bpf_loop" : "a bounded loop");
     return ok;
   }();
-  return has;
+  return use;
 }
 
 namespace {

@@ -6,9 +6,12 @@
 
 namespace pyebpf::bpf {
 
-// Whether the running kernel offers bpf_loop() (Linux 5.17+) to perf_event,
-// kprobe-class and tracing programs. Probed once by loading a tiny program.
-bool kernel_has_bpf_loop();
+// Whether Python frame walks (targ_use_bpf_loop in bpf/python.bpf.h) use
+// bpf_loop(): where the running kernel offers it (Linux 5.17+) to perf_event,
+// kprobe-class and tracing programs, probed once by loading a tiny program.
+// PYEBPF_FRAME_WALK=bounded in the environment picks the bounded loop older
+// kernels get, so tests load and run it here (docs/development.md).
+bool walk_frames_with_bpf_loop();
 
 // True if the running kernel's BTF describes the raw tracepoint `name`
 // (typedef btf_trace_<name>), i.e. a tp_btf/<name> program can attach. The

@@ -7,7 +7,6 @@
 #include <regex>
 #include <set>
 
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "pyebpf/error.hpp"
@@ -90,7 +89,16 @@ Interpreter discover_interpreter(pid_t pid) {
                         [](const procfs::Mapping* m) { return looks_like_libpython(m->path); });
 
   std::optional<Interpreter> old_python;  // a Python without _PyRuntime (<= 3.6)
-  std::string skipped;                    // candidates that are not usable ELF files, and why
+  // Candidates that are not ELF files the loader could have loaded, and why:
+  // warnings when another candidate is the interpreter, the reason of the
+  // one-line refusal otherwise (with libpython-named files that are ELF but
+  // not an interpreter: a stable-ABI libpython3.so beside a real one is no
+  // cause for a warning).
+  std::vector<std::string> unusable, not_interpreters;
+  auto found = [&](Interpreter interp) {
+    for (const auto& why : unusable) spdlog::warn("{}: skipped {}", who, why);
+    return interp;
+  };
   for (const procfs::Mapping* m : candidates) {
     std::string open_path = procfs::open_path(pid, *m);
     std::string shown = procfs::target_path(pid, m->path);
@@ -100,16 +108,21 @@ Interpreter discover_interpreter(pid_t pid) {
     } catch (const Error& e) {
       // A process can map any bytes under any name; a file the dynamic
       // loader could not have loaded is not its interpreter.
-      spdlog::warn("{}: skipped {}: {}", who, shown, e.what());
-      skipped += fmt::format("; skipped {}: {}", shown, e.what());
+      unusable.push_back(shown + ": " + e.what());
       continue;
     }
     binary::ElfFile elf = std::move(*parsed);
+    if (!elf.defects().empty()) {
+      unusable.push_back(shown + ": a damaged ELF file (" + elf.defects() + ")");
+      continue;
+    }
     auto runtime = elf.symbol("_PyRuntime");
     if (!runtime) {
       auto v = version_from_filename(m->path);
       if (v && !old_python && (elf.symbol("Py_Initialize") || elf.symbol("Py_GetVersion"))) {
         old_python = Interpreter{shown, open_path, std::move(elf), 0, *v, "file name", 0, 0};
+      } else if (looks_like_libpython(m->path)) {
+        not_interpreters.push_back(shown + ": an ELF file without a _PyRuntime symbol");
       }
       continue;
     }
@@ -143,13 +156,17 @@ Interpreter discover_interpreter(pid_t pid) {
     }
     if (interp.version.major == 0)
       throw Error(who + ": found _PyRuntime in " + shown + " but cannot tell its Python version");
-    return interp;
+    return found(std::move(interp));
   }
 
   // Too old to have _PyRuntime: returned so the caller names the version it does not support.
-  if (old_python) return std::move(*old_python);
+  if (old_python) return found(std::move(*old_python));
   std::string comm = read_comm(pid, pid);
-  throw Error(who + " (" + comm + ") is not a CPython process: no mapped file defines _PyRuntime" + skipped,
+  std::string why;
+  for (const auto* list : {&unusable, &not_interpreters}) {
+    for (const auto& s : *list) why += "; skipped " + s;
+  }
+  throw Error(who + " (" + comm + ") is not a CPython process: no mapped file defines _PyRuntime" + why,
               "pass the PID of a python process (CPython 3.8-3.15); `cat /proc/" + std::to_string(pid) +
                   "/maps` shows what it runs");
 }

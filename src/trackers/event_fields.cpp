@@ -35,19 +35,21 @@ void set_thread_fields(sinks::Record& r, const DecodeContext& ctx, const pyebpf_
   r.set_text(f::thread_name, thread_name(ctx, hdr.pid, hdr.thread_id, hdr.ns_tid, comm));
 }
 
-AddedPyStack add_python_stack(sinks::Record& r, sinks::FieldId f, python::FrameResolver& resolver,
+AddedPyStack add_python_stack(sinks::Record& r, const PyStackFields& f, python::FrameResolver& resolver,
                               const pyebpf_py_stack& stack, std::size_t bytes) {
   std::size_t available =
       bytes >= PYEBPF_STACK_BYTES(0) ? (bytes - PYEBPF_STACK_BYTES(0)) / sizeof(pyebpf_py_frame) : 0;
   AddedPyStack added;
   added.depth = std::min<std::size_t>({stack.depth, available, PYEBPF_MAX_FRAMES});
   added.partial = stack.status == PYEBPF_STACK_READ_FAULT || stack.status == PYEBPF_STACK_FRAME_LOOP;
-  r.begin_py_stack(f);
+  r.begin_py_stack(f.stack);
   for (std::size_t i = added.depth; i-- > 0;) {
     stack::PyFrame frame = resolver.resolve(stack.frames[i]);
     added.partial |= python::unresolved(frame);
     r.add_py_frame(frame);
   }
+  r.set_uint(f.depth, added.depth);
+  if (added.partial) r.set_bool(f.partial, true);
   return added;
 }
 

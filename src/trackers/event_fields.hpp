@@ -48,10 +48,17 @@ struct AddedPyStack {
   bool partial = false;
 };
 
-// Adds the Python stack BPF recorded (leaf first) to field `f`, root first,
-// naming each frame with `resolver`. `bytes` is how much of `stack` arrived
-// from BPF: frames beyond it are ignored even if the depth field claims more.
-AddedPyStack add_python_stack(sinks::Record& r, sinks::FieldId f, python::FrameResolver& resolver,
+// The fields one Python stack fills in a schema: its frames, how many there
+// are, and whether they are partial (a Bool set only when true).
+struct PyStackFields {
+  sinks::FieldId stack, depth, partial;
+};
+
+// Adds the Python stack BPF recorded (leaf first) to `f.stack`, root first,
+// naming each frame with `resolver`, and sets `f.depth` and `f.partial`.
+// `bytes` is how much of `stack` arrived from BPF: frames beyond it are
+// ignored even if the depth field claims more.
+AddedPyStack add_python_stack(sinks::Record& r, const PyStackFields& f, python::FrameResolver& resolver,
                               const pyebpf_py_stack& stack, std::size_t bytes);
 
 }  // namespace pyebpf::trackers

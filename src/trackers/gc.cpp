@@ -258,7 +258,7 @@ void GcTracker::start(TrackerContext& ctx) {
   skel_ = bpf::Skeleton<gc_bpf>("gc", {gc_bpf__open, gc_bpf__load, gc_bpf__destroy});
   skel_->rodata->targ_min_ns = static_cast<__u64>(options_.min_ms * 1e6);
   skel_->rodata->targ_py_stack = options_.py_enable;
-  skel_->rodata->targ_use_bpf_loop = bpf::kernel_has_bpf_loop();
+  skel_->rodata->targ_use_bpf_loop = bpf::walk_frames_with_bpf_loop();
   // Per-collection events only at or above the threshold need a small ring;
   // an event for every collection (--gc-min-ms 0) needs room for thousands
   // per second with stacks.

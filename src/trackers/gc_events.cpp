@@ -113,10 +113,8 @@ Decoded decode_gc_pause(const void* data, std::size_t size, const DecodeContext&
   }
   if (ev.flags & PYEBPF_GC_F_NESTED) r.set_bool(s.nested, true);
   if (py_stack) {
-    const AddedPyStack added = add_python_stack(r, s.py_stack, *frames, ev.stack, size - PYEBPF_GC_EVENT_FIXED);
-    r.set_uint(s.py_stack_depth, added.depth);
+    add_python_stack(r, s.py, *frames, ev.stack, size - PYEBPF_GC_EVENT_FIXED);
     if (ev.stack.truncated) r.set_bool(s.py_stack_truncated, true);
-    if (added.partial) r.set_bool(s.py_stack_partial, true);
   }
   return Decoded::Event;
 }

@@ -27,6 +27,7 @@ struct GcPauseSchema : sinks::TableSchema {
   const sinks::FieldId py_stack_depth = add("py_stack_depth", T::UInt16);
   const sinks::FieldId py_stack_truncated = add("py_stack_truncated", T::Bool);  // only when true
   const sinks::FieldId py_stack_partial = add("py_stack_partial", T::Bool);      // only when true
+  const PyStackFields py{py_stack, py_stack_depth, py_stack_partial};
 };
 const GcPauseSchema& gc_pause_schema();
 

@@ -15,6 +15,7 @@
 #include <iterator>
 
 #include "bpf/detach.hpp"
+#include "bpf/features.hpp"
 #include "bpf/uprobe_links.hpp"
 #include "gil.skel.h"
 #include "native/libc.hpp"
@@ -213,6 +214,7 @@ void GilTracker::start(TrackerContext& ctx) {
   skel_->rodata->targ_min_wait_ns = static_cast<std::uint64_t>(std::llround(o.min_wait_ms * 1e6));
   skel_->rodata->targ_py_min_ns = static_cast<std::uint64_t>(std::llround(o.py_min_ms * 1e6));
   skel_->rodata->targ_py_enable = o.py_enable;
+  skel_->rodata->targ_use_bpf_loop = bpf::walk_frames_with_bpf_loop();
   // Both hooks stay loaded whatever the targets at start use: a process found
   // later (another CPython build) may need the other.
   skel_.load(ctx.shared_maps);

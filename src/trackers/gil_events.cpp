@@ -46,11 +46,8 @@ Decoded GilDecoder::decode(const void* data, std::size_t size, const DecodeConte
   if (ev.holder_thread_id) holder = ctx.targets.thread_name(pid, ev.holder_thread_id, ev.holder_ns_tid);
   if (!holder) holder = ev.holder_tid ? read_comm(pid, static_cast<pid_t>(ev.holder_tid)) : std::string();
   r.set_text(s.holder_thread_name, *holder);
-  r.set_uint(s.waiter_py_stack_depth,
-             add_python_stack(r, s.waiter_py_stack, *frames, ev.waiter_stack, sizeof(ev.waiter_stack)).depth);
-  r.set_uint(
-      s.holder_py_stack_depth,
-      add_python_stack(r, s.holder_py_stack, *frames, ev.holder_stack, size - PYEBPF_GIL_EVENT_FIXED_BYTES).depth);
+  add_python_stack(r, s.waiter_py, *frames, ev.waiter_stack, sizeof(ev.waiter_stack));
+  add_python_stack(r, s.holder_py, *frames, ev.holder_stack, size - PYEBPF_GIL_EVENT_FIXED_BYTES);
   r.set_uint(s.holder_changes, ev.holder_changes);
   return Decoded::Event;
 }

@@ -27,6 +27,10 @@ struct GilWaitSchema : sinks::TableSchema {
   const sinks::FieldId holder_py_stack = add("holder_py_stack", T::PyStack);
   const sinks::FieldId holder_py_stack_depth = add("holder_py_stack_depth", T::UInt16);
   const sinks::FieldId holder_changes = add("holder_changes", T::UInt32);
+  const sinks::FieldId waiter_py_stack_partial = add("waiter_py_stack_partial", T::Bool);  // only when true
+  const sinks::FieldId holder_py_stack_partial = add("holder_py_stack_partial", T::Bool);  // only when true
+  const PyStackFields waiter_py{waiter_py_stack, waiter_py_stack_depth, waiter_py_stack_partial};
+  const PyStackFields holder_py{holder_py_stack, holder_py_stack_depth, holder_py_stack_partial};
 };
 const GilWaitSchema& gil_wait_schema();
 

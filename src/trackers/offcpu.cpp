@@ -71,6 +71,7 @@ OffCpuTracker::Skeleton OffCpuTracker::open_and_load(const Hooks& hooks) const {
   skel->rodata->targ_min_off_ns = static_cast<__u64>(o.min_total_ms * 1e6);
   skel->rodata->targ_py_min_ns = static_cast<__u64>(o.py_min_ms * 1e6);
   skel->rodata->targ_py_enable = o.py_enable;
+  skel->rodata->targ_use_bpf_loop = bpf::walk_frames_with_bpf_loop();
   skel->rodata->targ_max_depth = std::clamp(o.max_stack_depth, 1u, unsigned{PYEBPF_OFFCPU_MAX_NATIVE});
   skel->rodata->targ_aggregate = o.aggregate_s > 0;
   skel->rodata->targ_capture = hooks.at_resume ? PYEBPF_OFFCPU_CAPTURE_AT_RESUME : PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT;
@@ -244,6 +245,7 @@ void OffCpuTracker::flush_aggregates() {
     }
     for (std::size_t i = 0; i < record_.size(s.py_stack); ++i)
       stack::append_text(identity += ';', record_.py_frame(s.py_stack, i));
+    if (record_.has(s.py_stack_partial)) identity += ";partial";
     auto [it, fresh] = index.emplace(identity, merged.size());
     if (fresh) merged.push_back({record_});
     Merged& m = merged[it->second];

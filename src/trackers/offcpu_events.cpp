@@ -88,12 +88,12 @@ void OffCpuDecoder::add_stacks(sinks::Record& r, const DecodeContext& ctx, std::
   }
   add_native(r, s.user_stack);
   auto* resolver = ctx.targets.frames(static_cast<pid_t>(pid));
-  std::size_t depth = 0;
-  if (py && resolver && py->depth > 0 && py->status != PYEBPF_STACK_NOT_WALKED)
-    depth = add_python_stack(r, s.py_stack, *resolver, *py, py_bytes).depth;
-  else
+  if (py && resolver && py->depth > 0 && py->status != PYEBPF_STACK_NOT_WALKED) {
+    add_python_stack(r, s.py, *resolver, *py, py_bytes);
+  } else {
     r.begin_py_stack(s.py_stack);
-  r.set_uint(s.py_stack_depth, depth);
+    r.set_uint(s.py_stack_depth, 0);
+  }
 }
 
 Decoded OffCpuDecoder::decode(const void* data, std::size_t size, const DecodeContext& ctx, sinks::Record& r) {

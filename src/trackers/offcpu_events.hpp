@@ -35,6 +35,8 @@ struct OffCpuSchema : sinks::TableSchema {
   const sinks::FieldId user_stack = add("user_stack", T::NativeStack);
   const sinks::FieldId py_stack = add("py_stack", T::PyStack);
   const sinks::FieldId py_stack_depth = add("py_stack_depth", T::UInt16);
+  const sinks::FieldId py_stack_partial = add("py_stack_partial", T::Bool);  // only when true
+  const PyStackFields py{py_stack, py_stack_depth, py_stack_partial};
 };
 const OffCpuSchema& off_cpu_schema();
 

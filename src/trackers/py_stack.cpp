@@ -21,7 +21,7 @@ PyStackTracker::~PyStackTracker() = default;
 void PyStackTracker::start(TrackerContext& ctx) {
   ctx_ = &ctx;
   skel_ = bpf::Skeleton<py_stack_bpf>("py_stack", {py_stack_bpf__open, py_stack_bpf__load, py_stack_bpf__destroy});
-  skel_->rodata->targ_use_bpf_loop = bpf::kernel_has_bpf_loop();
+  skel_->rodata->targ_use_bpf_loop = bpf::walk_frames_with_bpf_loop();
   const int cpus = std::max(libbpf_num_possible_cpus(), 1);
   const std::uint32_t ring = bpf::ring_bytes_for(
       options_.frequency * cpus * double{PYEBPF_PY_STACK_EVENT_BYTES(PYEBPF_MAX_FRAMES)}, PYEBPF_PY_STACK_RING_S);

@@ -27,9 +27,7 @@ Decoded decode_py_stack(const void* data, std::size_t size, const DecodeContext&
 
   r.clear();
   set_thread_fields(r, ctx, ev.hdr);
-  const AddedPyStack added = add_python_stack(r, s.stack, *frames, ev.stack, size - sizeof(ev.hdr));
-  const std::size_t depth = added.depth;
-  r.set_uint(s.stack_depth, depth);
+  const std::size_t depth = add_python_stack(r, s.py, *frames, ev.stack, size - sizeof(ev.hdr)).depth;
   // The leaf's views point into the record's text, which each set_text may
   // move (ASan: heap-use-after-free): read the leaf again for every field.
   auto leaf = [&] { return depth ? r.py_frame(s.stack, depth - 1) : stack::PyFrame{}; };
@@ -37,7 +35,6 @@ Decoded decode_py_stack(const void* data, std::size_t size, const DecodeContext&
   r.set_text(s.leaf_file, leaf().file);
   r.set_int(s.leaf_line, leaf().line);
   r.set_bool(s.truncated, ev.stack.truncated != 0);
-  if (added.partial) r.set_bool(s.partial, true);
   return Decoded::Event;
 }
 

@@ -22,6 +22,7 @@ struct PyStackSchema : sinks::TableSchema {
   const sinks::FieldId leaf_line = add("leaf_line", T::Int32);
   const sinks::FieldId truncated = add("truncated", T::Bool);
   const sinks::FieldId partial = add("partial", T::Bool);  // only when true: see AddedPyStack::partial
+  const PyStackFields py{stack, stack_depth, partial};
 };
 const PyStackSchema& py_stack_schema();
 

@@ -7,8 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "harness.hpp"
@@ -31,9 +35,14 @@ TEST_P(HostileElvesE2E, CraftedElfFilesNamedLikeLibpythonAreSkipped) {
   EXPECT_EQ(pyebpf.exit_status(), 0) << err;
   EXPECT_EQ(err.find("internal error"), std::string::npos) << err;
   // The crafted files come before the executable among the candidates where
-  // the interpreter is not a libpython (debian): each is skipped, with a
-  // warning where it cannot be parsed at all, silently where it parses but
-  // defines no _PyRuntime. The interpreter named is the real one.
+  // the interpreter is not a libpython (debian): each is skipped with a
+  // warning naming what is wrong with it. The interpreter named is the real one.
+  for (const std::string name : GetParam().distro ? crafted : Json::array()) {
+    EXPECT_TRUE(std::regex_search(err, std::regex("pid " + std::to_string(workload.pid()) + ": skipped /.*/" + name +
+                                                  ": a damaged ELF file \\([a-zA-Z_ ,]+\\)\n")))
+        << name << ":\n"
+        << err;
+  }
   const auto found = err.find(": CPython 3.11");
   ASSERT_NE(found, std::string::npos) << err;
   const std::string found_line = err.substr(found, err.find('\n', found) - found);
@@ -44,6 +53,57 @@ TEST_P(HostileElvesE2E, CraftedElfFilesNamedLikeLibpythonAreSkipped) {
     in_spin += e.at("stack").get<std::string>().find("spin_in_known_function") != std::string::npos;
   }
   EXPECT_GE(in_spin, static_cast<std::size_t>(cpu_seconds * 99 * 0.5)) << cpu_seconds << " s of CPU";
+}
+
+// A shared libpython of this machine's builds (the newest minor): the real
+// file the crafted ones are made from.
+std::string real_libpython() {
+  std::string out;
+  int newest = 0;
+  for (const auto& p : test_pythons()) {
+    const auto lib = std::filesystem::path(p.path).parent_path().parent_path() / "lib" /
+                     ("libpython3." + std::to_string(p.minor) + ".so.1.0");
+    if (p.setup == RootSetUp::Host && !p.distro && p.minor > newest && std::filesystem::exists(lib)) {
+      out = lib.string();
+      newest = p.minor;
+    }
+  }
+  return out;
+}
+
+// A process whose only libpython is a crafted file is no Python: pyebpf says
+// so in one line naming the file and what is wrong with it, exits non-zero,
+// and neither crashes nor hangs (run_pyebpf kills it after 30 s: exit 137).
+TEST(HostileElfOnlyE2E, ACraftedLibpythonAloneIsRefusedNamingFileAndCause) {
+  const std::string source = real_libpython();
+  ASSERT_FALSE(source.empty()) << "no pyenv build with a shared libpython";
+  TempDir dir;
+  const RunResult written = run_program({"python3", workload_path("crafted_libpython.py"), source, dir / "crafted"});
+  ASSERT_EQ(written.status, 0) << written.err;
+  const Json crafted = Json::parse(written.out);
+  // What each variant breaks, as discovery words it (binary::ElfFile::defects).
+  const std::map<std::string, std::string> causes = {
+      {"truncated", "a damaged ELF file (section headers past the end of the file, program headers past the end"},
+      {"huge-sections", "a damaged ELF file (section headers past the end of the file"},
+      {"overlapping", "PT_LOAD segments past the end of the file, overlapping PT_LOAD segments"},
+      {"unterminated", "a damaged ELF file (string tables without a final NUL)"},
+  };
+  ASSERT_EQ(crafted.size(), causes.size()) << crafted.dump();
+  for (const auto& [variant, cause] : causes) {
+    const std::string file = crafted.at(variant);
+    Child host({PYEBPF_ELF_HOST, file});
+    ASSERT_TRUE(host.wait_for_line("READY", std::chrono::seconds(10))) << variant;
+    const std::string pid = std::to_string(host.pid());
+    const RunResult r = run_pyebpf({"-p", pid, "-e", "hostile", "--enable", "py_stack", "gil", "offcpu"});
+    EXPECT_EQ(r.status, 1) << variant << ": " << r.err;
+    EXPECT_EQ(r.out, "") << variant;
+    std::string err = r.err;
+    while (!err.empty() && err.back() == '\n') err.pop_back();
+    EXPECT_EQ(err.find('\n'), std::string::npos) << variant << ": one line expected:\n" << r.err;
+    EXPECT_EQ(err.rfind("pyebpf: error: pid " + pid + " (pyebpf_elf_host) is not a CPython process: ", 0), 0u) << err;
+    EXPECT_NE(err.find("; skipped " + file + ": "), std::string::npos) << err;
+    EXPECT_NE(err.find(cause, err.find("; skipped " + file + ": ")), std::string::npos) << variant << ": " << err;
+  }
 }
 
 // Peak resident memory of a process (VmHWM, kB), 0 once it is gone.
@@ -92,7 +152,9 @@ TEST_P(HostileSelfE2E, CorruptedFramesCodeAndNamesAreMarkedNeverPrinted) {
   Workload workload(GetParam(), "hostile_self.py", {"4"});
   const Json threads = workload.ready().at("threads");
   const std::string file = workload.ready().at("file");
-  Pyebpf pyebpf({"-p", std::to_string(workload.pid()), "-e", "hostile", "--enable", "py_stack", "gil", "gc", "offcpu"});
+  // Corrupted threads sleep 2 ms at a time (usleep): off_cpu events of them need a low threshold.
+  Pyebpf pyebpf({"-p", std::to_string(workload.pid()), "-e", "hostile", "--enable", "py_stack", "gil", "gc", "offcpu",
+                 "--offcpu-min-total-ms", "1"});
   pyebpf.wait_ready();
   const long attached_kb = peak_rss_kb(pyebpf.child().pid());
   std::atomic<bool> running{true};
@@ -155,6 +217,27 @@ TEST_P(HostileSelfE2E, CorruptedFramesCodeAndNamesAreMarkedNeverPrinted) {
           << name << ": " << e.dump();
     }
   }
+  // gil_wait and off_cpu stacks walked through the same corruption are marked
+  // the same way: the waiter's stack in a GIL wait, the sleeper's off CPU.
+  std::set<long> corrupted;
+  for (const char* name : {"loop", "wild", "bad_code", "lying_code"}) corrupted.insert(threads.at(name).get<long>());
+  auto marked = [&](const std::string& metric, const std::string& stack) {
+    std::size_t n = 0;
+    for (const auto& e : pyebpf.events(metric)) {
+      if (!corrupted.count(e.at("container_tid").get<long>()) || e.at(stack + "_depth").get<int>() == 0) continue;
+      EXPECT_TRUE(e.value(stack + "_partial", false)) << e.dump();
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_GT(marked("gil_wait", "waiter_py_stack"), 0u) << "no GIL wait of a corrupted thread with a stack";
+  EXPECT_GT(marked("off_cpu", "py_stack"), 0u) << "no off_cpu event of a corrupted thread with a stack";
+  for (const auto& e : pyebpf.events("off_cpu")) {
+    if (e.at("container_tid").get<long>() == threads.at("healthy").get<long>()) {
+      EXPECT_FALSE(e.value("py_stack_partial", false)) << e.dump();
+    }
+  }
+
   // The summary counts them: every partial stack, and the loops and faults among them.
   std::smatch m;
   ASSERT_TRUE(std::regex_search(
@@ -168,6 +251,55 @@ TEST_P(HostileSelfE2E, CorruptedFramesCodeAndNamesAreMarkedNeverPrinted) {
   EXPECT_LT(peak_kb.load(), kPeakRssBoundKb) << "VmHWM " << peak_kb.load() << " kB";
   EXPECT_LT(peak_kb.load() - attached_kb, kRssGrowthBoundKb)
       << "VmHWM " << attached_kb << " kB once attached, " << peak_kb.load() << " kB at the end";
+}
+
+// Kernels without bpf_loop (< 5.17) walk frames in a bounded loop: the same
+// step, verified per iteration. Every tracker that walks stacks must load
+// with it, and it must find the same loops and faults.
+TEST_P(HostileSelfE2E, BoundedFrameWalkFindsTheSameLoopsAndFaults) {
+  Workload workload(GetParam(), "hostile_self.py", {"3"});
+  const Json threads = workload.ready().at("threads");
+  const std::string file = workload.ready().at("file");
+  std::optional<Pyebpf> pyebpf;
+  {
+    ScopedEnv bounded("PYEBPF_FRAME_WALK", "bounded");
+    pyebpf.emplace(std::vector<std::string>{"-p", std::to_string(workload.pid()), "-e", "hostile", "--enable",
+                                            "py_stack", "gil", "gc", "offcpu", "--gc-py-enable", "true"});
+  }
+  pyebpf->wait_ready();
+  workload.go();
+  workload.result();
+  pyebpf->stop();
+  const std::string err = pyebpf->stderr_text();
+  ASSERT_EQ(pyebpf->exit_status(), 0) << err;
+  EXPECT_NE(err.find("Python frame walks use a bounded loop (PYEBPF_FRAME_WALK=bounded)"), std::string::npos) << err;
+  EXPECT_EQ(err.find("internal error"), std::string::npos) << err;
+  // A tracker whose program the verifier refused would be disabled with a warning, not fail the run.
+  EXPECT_FALSE(std::regex_search(err, std::regex("(py_stack|gil|gc|offcpu) disabled"))) << err;
+
+  const auto samples = pyebpf->events("py_stack");
+  std::size_t whole = 0;
+  const auto healthy = of_tid(samples, threads.at("healthy").get<long>());
+  for (const auto& e : healthy) {
+    const std::string stack = e.at("stack");
+    whole += !e.value("partial", false) && stack.find(";healthy_inner (" + file + ":") != std::string::npos;
+  }
+  EXPECT_GE(healthy.size(), 10u);
+  EXPECT_GE(whole, healthy.size() * 9 / 10) << healthy.front().dump();
+  for (const char* name : {"loop", "wild"}) {
+    const auto own = of_tid(samples, threads.at(name).get<long>());
+    EXPECT_GE(own.size(), 10u) << name;
+    for (const auto& e : own) {
+      EXPECT_TRUE(e.value("partial", false)) << name << ": " << e.dump();
+      EXPECT_FALSE(e.at("truncated").get<bool>()) << name << ": " << e.dump();
+    }
+  }
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      err, m, std::regex(R"(py_stack: .* partial \((\d+) memory read faults, (\d+) looping frame chains)")))
+      << err;
+  EXPECT_GT(std::stoul(m[1]), 0u) << err;
+  EXPECT_GT(std::stoul(m[2]), 0u) << err;
 }
 
 std::vector<PythonBuild> host_pythons_3_11() {

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "binary/elf_file.hpp"
 
+#include <elf.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <vector>
 
 #include "procfs/maps.hpp"
 #include "pyebpf/error.hpp"
@@ -65,6 +70,43 @@ TEST(ElfFileTest, SymtabAndCompilerClones) {
   EXPECT_NE(std::find(names.begin(), names.end(), "take_gil"), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "take_gil.constprop.0"), names.end());
   for (const auto& n : names) EXPECT_TRUE(n == "take_gil" || n.rfind("take_gil.", 0) == 0) << n;
+}
+
+// A small real ELF image.
+std::vector<char> true_image() {
+  std::ifstream in("/bin/true", std::ios::binary);
+  return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(ElfFileTest, FilesNoLoaderWouldMapNameTheirDefects) {
+  EXPECT_EQ(ElfFile::open("/bin/true").defects(), "");
+  EXPECT_EQ(ElfFile::open("/usr/bin/python3.11").defects(), "");
+
+  std::vector<char> image = true_image();
+  image.resize(80);  // the ELF header and a little after it
+  EXPECT_EQ(ElfFile::from_memory(image, "truncated").defects(),
+            "section headers past the end of the file, program headers past the end of the file");
+
+  image = true_image();
+  Elf64_Ehdr ehdr;
+  std::memcpy(&ehdr, image.data(), sizeof(ehdr));
+  for (int i = 0; i < ehdr.e_phnum; ++i) {  // every PT_LOAD at vaddr 0, past the end
+    Elf64_Phdr ph;
+    std::memcpy(&ph, image.data() + ehdr.e_phoff + i * sizeof(ph), sizeof(ph));
+    ph.p_type = PT_LOAD;
+    ph.p_vaddr = ph.p_offset = 0;
+    ph.p_filesz = ph.p_memsz = image.size() + 1;
+    std::memcpy(image.data() + ehdr.e_phoff + i * sizeof(ph), &ph, sizeof(ph));
+  }
+  EXPECT_EQ(ElfFile::from_memory(image, "overlapping").defects(),
+            "PT_LOAD segments past the end of the file, overlapping PT_LOAD segments");
+
+  image = true_image();
+  const auto* shdrs = reinterpret_cast<const Elf64_Shdr*>(image.data() + ehdr.e_shoff);
+  for (int i = 0; i < ehdr.e_shnum; ++i) {
+    if (shdrs[i].sh_type == SHT_STRTAB) image[shdrs[i].sh_offset + shdrs[i].sh_size - 1] = 'A';
+  }
+  EXPECT_EQ(ElfFile::from_memory(image, "unterminated").defects(), "string tables without a final NUL");
 }
 
 TEST(ElfFileTest, NotAnElfFileIsAClearError) {

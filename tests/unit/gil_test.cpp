@@ -191,6 +191,17 @@ TEST(GilDecoding, AWaitWithBothStacksAndTheHolderNamed) {
   EXPECT_EQ(e["holder_py_stack"], "crunch (/srv/h.py:22)");
   EXPECT_EQ(e["holder_changes"], 2);
 
+  // A stack whose walk stopped at a looping frame chain is marked partial, on its own side only.
+  ev->waiter_stack.status = PYEBPF_STACK_FRAME_LOOP;
+  ASSERT_EQ(decoder.decode(ev.get(), PYEBPF_GIL_EVENT_BYTES(1), f.ctx(), record), trackers::Decoded::Event);
+  EXPECT_EQ(test::json_of(record)["waiter_py_stack_partial"], true);
+  EXPECT_FALSE(test::json_of(record).contains("holder_py_stack_partial"));
+  ev->waiter_stack.status = PYEBPF_STACK_OK;
+  ev->holder_stack.status = PYEBPF_STACK_READ_FAULT;
+  ASSERT_EQ(decoder.decode(ev.get(), PYEBPF_GIL_EVENT_BYTES(1), f.ctx(), record), trackers::Decoded::Event);
+  EXPECT_FALSE(test::json_of(record).contains("waiter_py_stack_partial"));
+  EXPECT_EQ(test::json_of(record)["holder_py_stack_partial"], true);
+
   // Malformed and forgotten: nothing.
   EXPECT_EQ(decoder.decode(ev.get(), PYEBPF_GIL_EVENT_BYTES(0) - 1, f.ctx(), record), trackers::Decoded::Malformed);
   ev->hdr.pid = 999;

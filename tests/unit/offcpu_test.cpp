@@ -269,6 +269,12 @@ TEST(OffCpuDecoding, ASleepWithKernelUserAndPythonStacks) {
   EXPECT_EQ(e["py_stack"], "wait_for_lock (/srv/a.py:9)");
   EXPECT_EQ(e["py_stack_depth"], 1);
 
+  // A walk cut by a memory read fault: the frames it got, marked partial.
+  ev->py.status = PYEBPF_STACK_READ_FAULT;
+  ASSERT_EQ(decoder.decode(ev.get(), PYEBPF_OFFCPU_EVENT_BYTES(1), f.ctx(), record), trackers::Decoded::Event);
+  EXPECT_EQ(test::json_of(record)["py_stack"], "wait_for_lock (/srv/a.py:9)");
+  EXPECT_EQ(test::json_of(record)["py_stack_partial"], true);
+
   // Python stacks not walked (below --offcpu-py-min-ms): empty, not absent.
   ev->py.status = PYEBPF_STACK_NOT_WALKED;
   ASSERT_EQ(decoder.decode(ev.get(), PYEBPF_OFFCPU_EVENT_BYTES(1), f.ctx(), record), trackers::Decoded::Event);

@@ -21,8 +21,8 @@ import time
 from wl_common import ready, result, wait_go, linger
 
 
-def real_elf_bytes():
-    with open(os.path.realpath(sys.executable), "rb") as f:
+def real_elf_bytes(path):
+    with open(os.path.realpath(path), "rb") as f:
         return bytearray(f.read())
 
 
@@ -32,7 +32,9 @@ def truncated(elf):
 
 def huge_sections(elf):
     out = bytearray(elf[:64 * 1024])
-    struct.pack_into("<QHHHHHH", out, 0x28, len(out) - 64, 64, 56, struct.unpack_from("<H", elf, 0x38)[0], 64, 65535, 65534)
+    # e_shoff, e_flags, e_ehsize, e_phentsize, e_phnum (kept), e_shentsize, e_shnum, e_shstrndx
+    struct.pack_into("<QIHHHHHH", out, 0x28, len(out) - 64, 0, 64, 56, struct.unpack_from("<H", elf, 0x38)[0], 64, 65535,
+                     65534)
     return out
 
 
@@ -61,6 +63,10 @@ def unterminated(elf):
     return out
 
 
+VARIANTS = (("truncated", truncated), ("huge-sections", huge_sections), ("overlapping", overlapping),
+            ("unterminated", unterminated))
+
+
 def spin_in_known_function(seconds):
     end = time.time() + seconds
     n = 0
@@ -71,11 +77,10 @@ def spin_in_known_function(seconds):
 
 def main():
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
-    elf = real_elf_bytes()
+    elf = real_elf_bytes(sys.executable)
     tmp = tempfile.mkdtemp(prefix="pyebpf-hostile-")
     maps = []
-    for name, make in (("truncated", truncated), ("huge-sections", huge_sections), ("overlapping", overlapping),
-                       ("unterminated", unterminated)):
+    for name, make in VARIANTS:
         path = os.path.join(tmp, "libpython3-%s.so" % name)
         with open(path, "wb") as f:
             f.write(make(elf))
