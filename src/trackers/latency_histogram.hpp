@@ -3,8 +3,8 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
-#include <span>
 
 #include "histogram.h"
 
@@ -14,7 +14,10 @@ using LatencyHistogram = std::array<std::uint64_t, PYEBPF_LATENCY_BUCKETS>;
 
 // Adds `from` bucket by bucket: one CPU's copy of a BPF map value, or
 // another interval's or process's histogram.
-inline void add_buckets(LatencyHistogram& into, std::span<const std::uint64_t, PYEBPF_LATENCY_BUCKETS> from) {
+// (A map value's __u64 array or another LatencyHistogram.)
+template <typename Buckets>
+void add_buckets(LatencyHistogram& into, const Buckets& from) {
+  static_assert(sizeof(from) / sizeof(from[0]) == PYEBPF_LATENCY_BUCKETS);
   for (std::size_t i = 0; i < into.size(); ++i) into[i] += from[i];
 }
 
