@@ -25,7 +25,7 @@ TEST_P(TcpAcceptE2E, DwellQueuesAndHandshakeMatchTheServer) {
   const auto& param = GetParam();
   Workload workload(param.python, "tcp_accepts.py", {param.family, "4", "0.3", "0.2"});
   Pyebpf pyebpf({"-p", std::to_string(workload.pid()), "-e", "e2e", "--enable", "tcp_accept", "tcp_loss"});
-  Json truth = run_traced(workload, pyebpf);
+  Json truth = profile(workload, pyebpf, std::chrono::seconds(90));
 
   auto events = pyebpf.events("tcp_accept");
   const auto& accepted = truth.at("accepted");

@@ -25,7 +25,7 @@ TEST_P(TcpConnectE2E, EveryConnectIsReportedWithItsOutcomeAddressesAndThread) {
   // --no-children: the workload's child process is then no target (by
   // default -p follows children), and its connect must not be reported.
   Pyebpf pyebpf(args(workload.pid(), {"--no-children"}));
-  Json truth = run_traced(workload, pyebpf);
+  Json truth = profile(workload, pyebpf, std::chrono::seconds(90));
 
   auto events = pyebpf.events("tcp_connect");
   ASSERT_EQ(truth.at("attempts").size(), 8u);
@@ -88,7 +88,7 @@ TEST_P(TcpConnectE2E, EveryConnectIsReportedWithItsOutcomeAddressesAndThread) {
 TEST_P(TcpConnectE2E, HostScopeAlsoReportsProcessesThatAreNotTargets) {
   Workload workload(GetParam(), "tcp_connects.py");
   Pyebpf pyebpf(args(workload.pid(), {"tcp_loss", "--net-scope", "host"}));
-  Json truth = run_traced(workload, pyebpf);
+  Json truth = profile(workload, pyebpf, std::chrono::seconds(90));
 
   const Json& child = truth.at("child");
   auto from_child = where(pyebpf.events("tcp_connect"), [&](const Json& e) { return e.at("pid") == child.at("pid"); });

@@ -30,17 +30,6 @@ inline std::vector<PythonBuild> tcp_pythons() {
   return out;
 }
 
-// Runs the workload's scenario under pyebpf; returns the workload's ground truth.
-inline Json run_traced(Workload& workload, Pyebpf& pyebpf,
-                       std::chrono::milliseconds timeout = std::chrono::seconds(90)) {
-  pyebpf.wait_ready();
-  workload.go();
-  Json truth = workload.result(timeout);
-  pyebpf.stop();
-  EXPECT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
-  return truth;
-}
-
 inline std::vector<Json> where(const std::vector<Json>& events, const std::function<bool(const Json&)>& keep) {
   std::vector<Json> out;
   for (const auto& e : events) {

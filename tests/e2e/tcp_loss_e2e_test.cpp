@@ -21,7 +21,7 @@ class TcpLossE2E : public ::testing::TestWithParam<PythonBuild> {
     a.insert(a.end(), extra.begin(), extra.end());
     pyebpf_ = std::make_unique<Pyebpf>(a);
     out = pyebpf_.get();
-    return run_traced(*workload_, *pyebpf_);
+    return profile(*workload_, *pyebpf_, std::chrono::seconds(90));
   }
   std::unique_ptr<Workload> workload_;
   std::unique_ptr<Pyebpf> pyebpf_;
