@@ -41,16 +41,23 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define EEXIST		     17
 
 /* Set by user space before load. */
-const volatile bool targ_host_scope = false;   /* every socket on the host, not only targets' */
-const volatile bool targ_connect = false;      /* emit tcp_connect events */
-const volatile bool targ_accept = false;       /* emit tcp_accept events */
-const volatile bool targ_loss = false;	       /* emit tcp_loss events */
-const volatile bool targ_retrans_err = false;  /* tcp_retransmit_skb has its `err` argument */
-const volatile bool targ_rst_reason = false;   /* tcp_send_reset has its `reason` argument */
-const volatile __u64 targ_tcp_write_timer = 0; /* address of tcp_write_timer (kallsyms) */
-const volatile __u32 targ_loss_rate = 0;       /* tcp_loss events per second, 0: unlimited */
-const volatile bool filter_ip_set = false;     /* --loss-filter-ip */
-const volatile __u64 filter_ip[2] = {};	       /* as an IPv6 address (IPv4 v4-mapped), as stored */
+const volatile bool targ_host_scope = false;  /* every socket on the host, not only targets' */
+const volatile bool targ_connect = false;     /* emit tcp_connect events */
+const volatile bool targ_accept = false;      /* emit tcp_accept events */
+const volatile bool targ_loss = false;	      /* emit tcp_loss events */
+const volatile bool targ_retrans_err = false; /* tcp_retransmit_skb has its `err` argument */
+const volatile bool targ_rst_reason = false;  /* tcp_send_reset has its `reason` argument */
+const volatile __u32 targ_loss_rate = 0;      /* tcp_loss events per second, 0: unlimited */
+const volatile bool filter_ip_set = false;    /* --loss-filter-ip */
+const volatile __u64 filter_ip[2] = {};	      /* as an IPv6 address (IPv4 v4-mapped), as stored */
+
+/*
+ * tcp_write_timer's address: the function of every TCP socket's retransmit
+ * timer (tcp_init_xmit_timers), read from the first TCP socket a hook sees.
+ * Learning it here spares user space a scan of /proc/kallsyms (~0.1 s at
+ * start) and works where kptr_restrict hides kernel addresses.
+ */
+volatile __u64 tcp_write_timer = 0;
 
 /* 6,500 records of at most 160 bytes: 0.3 s of 20,000 connections/s while
  * the reader, woken every RB_BATCH_BYTES, is kept off the CPU (its pages
@@ -201,6 +208,14 @@ static __always_inline bool tcp_sock_is_tcp(const struct sock *sk)
 	if (family != PYEBPF_AF_INET && family != PYEBPF_AF_INET6)
 		return false;
 	return BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) == IPPROTO_TCP;
+}
+
+/* `sk` is a full TCP socket (tcp_sock_is_tcp). */
+static __always_inline void tcp_learn_write_timer(const struct sock *sk)
+{
+	if (targ_loss && !tcp_write_timer)
+		tcp_write_timer =
+			(__u64)BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_retransmit_timer.function);
 }
 
 /* Full sockets only have tcp_sock fields; TIME_WAIT and NEW_SYN_RECV are mini sockets. */
@@ -460,6 +475,7 @@ int BPF_PROG(tcp_state_change, const struct sock *sk, const int oldstate, const 
 
 	if (!tcp_sock_is_tcp(sk))
 		return 0;
+	tcp_learn_write_timer(sk);
 	if (newstate == TCP_SYN_SENT) {
 		/* connect(): process context of the connecting thread. */
 		if (tcp_trace_current(pid_tgid >> 32))
@@ -519,6 +535,7 @@ int seed_owners(struct bpf_iter__tcp *ctx)
 	tp = bpf_skc_to_tcp_sock(skc);
 	if (!tp)
 		return 0;
+	tcp_learn_write_timer((const struct sock *)tp);
 	ino = BPF_CORE_READ(tp, inet_conn.icsk_inet.sk.sk_socket, file, f_inode, i_ino);
 	owner = ino ? bpf_map_lookup_elem(&seed_inodes, &ino) : NULL;
 	if (!owner)
@@ -953,8 +970,12 @@ int BPF_PROG(tcp_timer_entry, struct timer_list *timer)
 	struct probe_timer *pt;
 	__u32 zero = 0;
 
-	/* Runs for every timer on the machine: one plain load and compare. */
-	if ((__u64)timer->function != targ_tcp_write_timer)
+	/* Runs for every timer on the machine: two plain loads and compares. A
+	 * socket in zero-window probing changed state (or was seeded) before, so
+	 * the address is known by then. */
+	__u64 write_timer = tcp_write_timer;
+
+	if (!write_timer || (__u64)timer->function != write_timer)
 		return 0;
 	icsk = (void *)timer - bpf_core_field_offset(struct inet_connection_sock, icsk_retransmit_timer);
 	if (BPF_CORE_READ(icsk, icsk_pending) != ICSK_TIME_PROBE0)

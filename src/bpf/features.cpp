@@ -15,18 +15,19 @@
 
 #include "pyebpf/fd.hpp"
 
+// libbpf's own definitions, which the linker's --wrap renames (see the end).
+extern "C" btf* __real_btf__load_vmlinux_btf();
+extern "C" void __real_btf__free(btf* b);
+
 namespace pyebpf::bpf {
 namespace {
 
-struct BtfDeleter {
-  void operator()(btf* b) const noexcept { btf__free(b); }
-};
+// The parsed vmlinux BTF every user shares until release_kernel_btf().
+btf* shared_vmlinux_btf = nullptr;
 
-std::unique_ptr<btf, BtfDeleter> cached_vmlinux_btf;
-
-const btf* vmlinux_btf() {
-  if (!cached_vmlinux_btf) cached_vmlinux_btf.reset(btf__load_vmlinux_btf());
-  return cached_vmlinux_btf.get();
+btf* vmlinux_btf() {
+  if (!shared_vmlinux_btf) shared_vmlinux_btf = __real_btf__load_vmlinux_btf();
+  return shared_vmlinux_btf;
 }
 
 }  // namespace
@@ -58,7 +59,8 @@ int btf_tracepoint_id(const char* name) {
 }  // namespace
 
 void release_kernel_btf() {
-  cached_vmlinux_btf.reset();
+  __real_btf__free(shared_vmlinux_btf);
+  shared_vmlinux_btf = nullptr;
 }
 
 bool kernel_has_btf_tracepoint(const char* name) {
@@ -108,3 +110,20 @@ std::vector<std::string> kernel_enum_names(const char* name, const std::string& 
 }
 
 }  // namespace pyebpf::bpf
+
+// libbpf parses /sys/kernel/btf/vmlinux (5.5 MB here) for every object it
+// loads, to relocate CO-RE accesses and find tp_btf targets, and frees it
+// when the load ends: nine objects meant nine reads and parses at start,
+// ~25 ms and ~11 MB of heap each. The link step (CMakeLists.txt: --wrap;
+// libbpf is linked statically, so its calls between its own files are
+// wrapped too) routes them here: every load until release_kernel_btf() (the
+// runner's, once every tracker started) reads the one parsed copy, which
+// libbpf never modifies.
+extern "C" btf* __wrap_btf__load_vmlinux_btf() {
+  return pyebpf::bpf::vmlinux_btf();
+}
+
+extern "C" void __wrap_btf__free(btf* b) {
+  if (b && b == pyebpf::bpf::shared_vmlinux_btf) return;  // the end of one load: kept for the next
+  __real_btf__free(b);
+}

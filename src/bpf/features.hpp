@@ -18,8 +18,10 @@ bool walk_frames_with_bpf_loop();
 // vmlinux BTF is parsed once and kept until release_kernel_btf().
 bool kernel_has_btf_tracepoint(const char* name);
 
-// Frees the parsed vmlinux BTF (~5 MB) the checks here keep; the runner calls
-// it once every tracker has started. A later check parses it again.
+// Frees the parsed vmlinux BTF (~11 MB of heap) that the checks here and
+// libbpf's loads of every BPF object share (features.cpp: the linker wrap);
+// the runner calls it once every tracker has started. A later check or load
+// parses it again.
 void release_kernel_btf();
 
 // Arguments the raw tracepoint `name` passes (without the leading context

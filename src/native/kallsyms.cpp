@@ -108,16 +108,6 @@ Kallsyms Kallsyms::load(const std::string& path) {
   return out;
 }
 
-std::uint64_t Kallsyms::address_of(std::string_view symbol, const std::string& path) {
-  std::uint64_t found = 0;
-  for_each_file_symbol(path, [&](std::uint64_t address, std::string_view name, std::string_view) {
-    if (name != symbol) return true;
-    found = address;
-    return false;
-  });
-  return found;
-}
-
 std::optional<Kallsyms::Symbol> Kallsyms::lookup(std::uint64_t address) const {
   auto it = std::upper_bound(entries_.begin(), entries_.end(), address,
                              [](std::uint64_t a, const Entry& e) { return a < e.address; });

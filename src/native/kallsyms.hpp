@@ -31,9 +31,6 @@ class Kallsyms {
   // Reads /proc/kallsyms (or `path`) line by line; an unreadable file gives
   // an empty table.
   static Kallsyms load(const std::string& path = "/proc/kallsyms");
-  // One function's address without building the table; 0 if absent or
-  // hidden (kptr_restrict shows zeros to readers without CAP_SYSLOG).
-  static std::uint64_t address_of(std::string_view symbol, const std::string& path = "/proc/kallsyms");
 
   // The symbol an address belongs to: the nearest one at or below it, unless
   // that is further away than any kernel function is long.

@@ -14,7 +14,6 @@
 #include "bpf/detach.hpp"
 #include "bpf/features.hpp"
 #include "bpf/libc_probes.hpp"
-#include "native/kallsyms.hpp"
 #include "pyebpf/error.hpp"
 #include "tcp.skel.h"
 #include "trackers/tcp_existing.hpp"
@@ -80,12 +79,11 @@ void TcpTracker::configure_hooks(bool host_scope) {
   optional_loss_hook(p->tcp_receive_reset, "tcp_receive_reset", "recv_rst events");
   loss_state_hooked_ = optional_loss_hook(p->tcp_cong_state, "tcp_cong_state_set", "loss and recovery events");
 
-  std::uint64_t write_timer = loss ? native::Kallsyms::address_of("tcp_write_timer") : 0;
-  zero_window_hooked_ = loss && write_timer && exists("timer_expire_entry") && exists("timer_expire_exit");
+  zero_window_hooked_ = loss && exists("timer_expire_entry") && exists("timer_expire_exit");
   bpf_program__set_autoload(p->tcp_timer_entry, zero_window_hooked_);
   bpf_program__set_autoload(p->tcp_timer_exit, zero_window_hooked_);
   if (loss && !zero_window_hooked_)
-    spdlog::warn("tcp_loss: tcp_write_timer not found in /proc/kallsyms (kptr_restrict?): zero_window not reported");
+    spdlog::warn("tcp_loss: no tracepoints timer_expire_entry/exit in this kernel: zero_window not reported");
 
   auto* ro = skel_->rodata;
   ro->targ_connect = connect;
@@ -93,7 +91,6 @@ void TcpTracker::configure_hooks(bool host_scope) {
   ro->targ_loss = loss;
   ro->targ_retrans_err = bpf::btf_tracepoint_args("tcp_retransmit_skb") >= 3;
   ro->targ_rst_reason = bpf::btf_tracepoint_args("tcp_send_reset") >= 3;
-  ro->targ_tcp_write_timer = write_timer;
   decoder_.emplace(ro->targ_rst_reason ? bpf::kernel_enum_names("sk_rst_reason", "SK_RST_REASON_")
                                        : std::vector<std::string>{});
 }
