@@ -40,12 +40,12 @@ const volatile __u32 targ_capture = PYEBPF_OFFCPU_CAPTURE_AT_RESUME;
 /* Aggregation generation, bumped by user space at each interval (mmaped .bss). */
 volatile __u32 agg_gen = 0;
 
-/* Eight wake-ups' worth (PYEBPF_OFFCPU_WAKEUP_BYTES): about 800 sleeps with
- * full stacks while the reader is kept off the CPU (its pages stay
- * resident). */
+/* Four wake-ups' worth (PYEBPF_OFFCPU_WAKEUP_BYTES): about 400 sleeps with
+ * full stacks while the reader is kept off the CPU. Every page of a ring is
+ * resident from the start and mapped twice: 2 MB of pyebpf's RSS. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 2 * 1024 * 1024);
+	__uint(max_entries, 1024 * 1024);
 } events SEC(".maps");
 
 /*

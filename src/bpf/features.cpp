@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
@@ -61,6 +62,10 @@ int btf_tracepoint_id(const char* name) {
 void release_kernel_btf() {
   __real_btf__free(shared_vmlinux_btf);
   shared_vmlinux_btf = nullptr;
+  // Start-up's big buffers (BTF, ELF symbol tables) were freed into the heap
+  // (glibc raises its mmap threshold after the first big free, so later ones
+  // come from the heap): give those pages back rather than hold them all run.
+  malloc_trim(0);
 }
 
 bool kernel_has_btf_tracepoint(const char* name) {

@@ -20,8 +20,8 @@ bool kernel_has_btf_tracepoint(const char* name);
 
 // Frees the parsed vmlinux BTF (~11 MB of heap) that the checks here and
 // libbpf's loads of every BPF object share (features.cpp: the linker wrap);
-// the runner calls it once every tracker has started. A later check or load
-// parses it again.
+// the runner calls it once every tracker has started. It also returns the
+// heap start-up freed to the system. A later check or load parses it again.
 void release_kernel_btf();
 
 // Arguments the raw tracepoint `name` passes (without the leading context

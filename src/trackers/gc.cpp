@@ -259,10 +259,12 @@ void GcTracker::start(TrackerContext& ctx) {
   skel_->rodata->targ_min_ns = static_cast<__u64>(options_.min_ms * 1e6);
   skel_->rodata->targ_py_stack = options_.py_enable;
   skel_->rodata->targ_use_bpf_loop = bpf::walk_frames_with_bpf_loop();
-  // Per-collection events only at or above the threshold need a small ring;
-  // an event for every collection (--gc-min-ms 0) needs room for thousands
-  // per second with stacks.
-  bpf_map__set_max_entries(skel_->maps.events, options_.min_ms > 0 ? 1 << 20 : 8 << 20);
+  // Per-collection events only at or above the threshold need a small ring
+  // (256 KiB: ~120 events with full stacks, i.e. >= 120 ms of back-to-back
+  // collections while the reader is away; a ring's pages count twice in
+  // RSS); an event for every collection (--gc-min-ms 0) needs room for
+  // thousands per second with stacks.
+  bpf_map__set_max_entries(skel_->maps.events, options_.min_ms > 0 ? 256 << 10 : 8 << 20);
   // USDT and uprobe programs both stay loaded: a process found later (another
   // CPython build) may need the hook the targets at start do not.
   skel_.load(ctx.shared_maps);

@@ -3,6 +3,7 @@
 
 #include <bpf/bpf.h>
 #include <fmt/ranges.h>
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
@@ -137,10 +138,6 @@ void OffCpuTracker::start(TrackerContext& ctx) {
   }
   at_resume_ = hooks.at_resume;
 
-  // Reading /proc/kallsyms takes up to a second: in the background, ready by
-  // the first event that needs it.
-  kallsyms_loading_ = std::async(std::launch::async, [] { return native::Kallsyms::load(); });
-
   if (o.aggregate_s > 0) {
     agg_timer_ = make_timer(from_seconds(o.aggregate_s), from_seconds(o.aggregate_s));
     interval_start_ns_ = monotonic_ns();
@@ -173,14 +170,28 @@ void OffCpuTracker::finish() {
   if (agg_timer_ && skel_) flush_aggregates();  // the partial last interval
 }
 
+// Reading /proc/kallsyms takes 0.1 s here and up to a second on big hosts,
+// with twice the final table (~5 MB) of transient heap: it runs in the
+// background from the first tick on, once every tracker has started, so it
+// adds to neither start-up's time nor its peak memory (which holds the
+// parsed kernel BTF). An event that needs it sooner waits for it.
+void OffCpuTracker::tick() {
+  if (kallsyms_ || kallsyms_loading_.valid()) return;
+  kallsyms_loading_ = std::async(std::launch::async, [] {
+    native::Kallsyms table = native::Kallsyms::load();
+    malloc_trim(0);  // the growth copies, freed in this thread's own arena
+    return table;
+  });
+}
+
 const native::Kallsyms& OffCpuTracker::kallsyms() {
-  if (kallsyms_loading_.valid()) {
-    kallsyms_ = kallsyms_loading_.get();
-    if (kallsyms_.size() == 0)
+  if (!kallsyms_) {
+    kallsyms_ = kallsyms_loading_.valid() ? kallsyms_loading_.get() : native::Kallsyms::load();
+    if (kallsyms_->size() == 0)
       spdlog::warn("offcpu: kernel stacks show addresses only: /proc/kallsyms is {}",
-                   kallsyms_.zero_addresses() ? "hiding addresses (kptr_restrict; run as root)" : "unreadable");
+                   kallsyms_->zero_addresses() ? "hiding addresses (kptr_restrict; run as root)" : "unreadable");
   }
-  return kallsyms_;
+  return *kallsyms_;
 }
 
 void OffCpuTracker::handle(const void* data, std::size_t size) {

@@ -46,6 +46,7 @@ class OffCpuTracker : public Tracker {
   void start(TrackerContext& ctx) override;
   std::vector<int> wait_fds() const override;
   void consume() override;
+  void tick() override;
   void finish() override;
   std::vector<std::string> summary() const override { return {summary_line()}; }
 
@@ -62,7 +63,7 @@ class OffCpuTracker : public Tracker {
   void attach(const Hooks& hooks);
   void handle(const void* data, std::size_t size);
   void flush_aggregates();
-  const native::Kallsyms& kallsyms();  // waits for the background load once
+  const native::Kallsyms& kallsyms();  // waits for the background load (tick()) once
 
   const OffCpuOptions options_;
   TrackerContext* ctx_ = nullptr;
@@ -73,7 +74,7 @@ class OffCpuTracker : public Tracker {
   std::optional<bpf::RingBuffer> events_;
   Fd agg_timer_;  // aggregated mode: end of an interval
   std::uint64_t interval_start_ns_ = 0;
-  native::Kallsyms kallsyms_;
+  std::optional<native::Kallsyms> kallsyms_;
   std::future<native::Kallsyms> kallsyms_loading_;
   OffCpuDecoder decoder_;
   sinks::Record record_;
