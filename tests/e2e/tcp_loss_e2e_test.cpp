@@ -53,7 +53,9 @@ TEST_P(TcpLossE2E, RetransmitsOfALossyTransferAddUpToTheKernelsCount) {
   Json truth = run(pyebpf, {"10", "8", "transfer"}, {"--loss-rate-limit", "0"});
 
   auto events = pyebpf->events("tcp_loss");
-  const long unsent = unsent_segments(summary_line(pyebpf->stderr_text(), "tcp_loss"));
+  const std::string summary = summary_line(pyebpf->stderr_text(), "tcp_loss");
+  SCOPED_TRACE(summary);  // a shortfall: lost in the ring, or never seen?
+  const long unsent = unsent_segments(summary);
   ASSERT_EQ(truth.at("transfer").size(), 2u);
   for (const auto& flow : truth.at("transfer")) {
     SCOPED_TRACE(flow.dump());
