@@ -1,6 +1,6 @@
 """Short-lived cyclic garbage for bench/observer's GC-heavy row: objects that
 point at themselves, dropped at once, with the young generation's threshold
-lowered to argv[2] (default 150): thousands of gen-0 collections per second
+lowered to argv[2] (default 350): thousands of gen-0 collections per second
 of small, cheap collections, where a per-collection cost shows most. Prints
 READY, waits for GO on stdin, makes argv[1] objects, prints RESULT {"wall": s,
 "cpu": s, "collections": n, "gen0": n} and exits."""
@@ -15,7 +15,7 @@ class Node:
         self.me = self  # a cycle: only the collector frees it
 
 
-gc.set_threshold(int(sys.argv[2]) if len(sys.argv) > 2 else 150, *gc.get_threshold()[1:])
+gc.set_threshold(int(sys.argv[2]) if len(sys.argv) > 2 else 350, *gc.get_threshold()[1:])
 print("READY", flush=True)
 sys.stdin.readline()
 n = int(sys.argv[1])
