@@ -1,7 +1,8 @@
 """A thread 50 Python frames deep (argv[1]), spinning there, for bench/observer's
 py_stack row: every CPU-clock sample of it walks the whole stack. Prints READY,
 waits for GO on stdin, spins argv[2] seconds (default 3), prints RESULT
-{"wall": s, "cpu": s} and exits."""
+{"wall": s, "cpu": s}, then waits idle for the end of its input before it
+exits (a profiler still attached can read its counters meanwhile)."""
 import json
 import sys
 import time
@@ -23,3 +24,4 @@ def descend(levels):
 print("READY", flush=True)
 sys.stdin.readline()
 print("RESULT " + json.dumps(descend(DEPTH - 1)), flush=True)  # the module's frame is the first
+sys.stdin.read()
