@@ -128,14 +128,23 @@ def compile_c(tmp, name, source):
     return exe
 
 
+# How long a workload waits, idle, between READY and GO on both sides of a
+# pair. Without it the traced side alone slept (through pyebpf's start) and
+# on a loaded machine then ran a third faster in wall time: a task waking from
+# a sleep is placed ahead of tasks that ran all along, a fresh busy one is not.
+SETTLE_S = 1.0
+
+
 def traced_workload(env, options, name, *args, out=subprocess.DEVNULL, drain_s=0):
     """One run of bench/workloads/<name>: its RESULT, and the pyebpf process
     that traced it with `options` (None: no pyebpf). drain_s: how long pyebpf
     keeps running after the workload ended, to read what its rings still hold."""
     w = benchlib.start_workload(PYTHON, name, *args)
     if options is None:
+        time.sleep(SETTLE_S)
         return benchlib.workload_result(w), None
     with with_pyebpf(env, options, w.pid, out) as p:
+        time.sleep(SETTLE_S)
         result = benchlib.workload_result(w)
         time.sleep(drain_s)
     return result, p
