@@ -14,6 +14,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYEBPF = os.path.join(ROOT, "build", "pyebpf")
+WORKLOADS = os.path.join(ROOT, "bench", "workloads")
 
 
 def cpu_seconds(pid):
@@ -82,6 +83,35 @@ def bpf_stats():
     finally:
         with open(path, "w") as f:
             f.write(before)
+
+
+def lost_events(summary):
+    """Events pyebpf's end-of-run summary counts as lost because a ring buffer
+    was full, summed over every tracker ("N lost (ring buffer full)",
+    offcpu's "lost: N ring buffer full")."""
+    pattern = r"(\d+) lost \(ring buffer|lost: (\d+) ring buffer full"
+    return sum(int(a or b) for a, b in re.findall(pattern, summary))
+
+
+def start_workload(python, name, *args):
+    """bench/workloads/<name> started with `args`, once it printed READY; it
+    waits for workload_result() to let it run."""
+    w = subprocess.Popen([python, os.path.join(WORKLOADS, name)] + [str(a) for a in args], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    if w.stdout.readline().strip() != "READY":
+        sys.exit("%s: %s did not start" % (python, name))
+    return w
+
+
+def workload_result(w):
+    """Sends GO to a start_workload() process and returns the JSON of its
+    RESULT line once it is done (and has exited)."""
+    w.stdin.write("GO\n")
+    w.stdin.flush()
+    result = json.loads(w.stdout.readline().split(" ", 1)[1])
+    w.stdin.close()
+    w.wait(60)
+    return result
 
 
 def report_ratio(label, without, with_):

@@ -1,0 +1,350 @@
+"""bench/observer's pairing machinery and the rows that trace a workload of
+their own (GC-heavy, GIL convoy, py_stack per sample) or time processes
+that are not targets (children lifecycle hooks). Each row function takes the
+observer's Env and returns Rows; none asserts anything."""
+import collections
+import contextlib
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+
+import benchlib
+
+PYTHON = "/usr/bin/python3.11"
+
+
+@dataclass
+class Row:
+    what: str
+    unit: str
+    without: float = None  # median; None where there is no "without" (start time)
+    with_: float = None
+    goal: str = ""
+    ok: bool = None
+    ratio: float = None  # median of the pairs' ratios (each pair ran close in time)
+    headline: bool = False  # also in the README's short summary
+
+
+def paired_row(what, unit, without, with_, goal=""):
+    """A row from paired() lists: medians of each side, median of the pair ratios."""
+    return Row(what, unit, statistics.median(without), statistics.median(with_), goal,
+               ratio=statistics.median(w / o for o, w in zip(without, with_)))
+
+
+def ratio_row(what, unit, without, with_, goal_ratio, headline=False):
+    """paired_row() whose goal is "ratio <= goal_ratio"."""
+    row = paired_row(what, unit, without, with_, "ratio <= %.2f" % goal_ratio)
+    row.ok, row.headline = row.ratio <= goal_ratio, headline
+    return row
+
+
+@contextlib.contextmanager
+def with_pyebpf(env, options=(), target=None, out=subprocess.DEVNULL):
+    """pyebpf tracing the demo app (or `target`) with `options` (default: every
+    tracker) for the duration, its events to `out`; yields the process, whose
+    .start_s is exec-to-tracing time and, once stopped, .cpu_s, .peak_rss_kib
+    and .summary are set."""
+    args = ["-p", str(target or env.target), "-e", "bench"] + list(options)
+    t0 = time.monotonic()
+    p = benchlib.start_pyebpf(args, out, env.args.pyebpf)
+    p.start_s = time.monotonic() - t0
+    env.mine.add(p.pid)
+    try:
+        yield p
+    finally:
+        p.cpu_s, p.peak_rss_kib, p.summary = benchlib.stop_pyebpf(p)
+
+
+def paired(pairs, without, with_, disturbed=lambda: False):
+    """Runs without() and with_() `pairs` times each in ABBA order; returns both
+    lists. A pair during which disturbed() turned true is measured again (up
+    to 3 times), keeping the last try."""
+    a, b = [], []
+    for i in range(pairs):
+        for _ in range(3):
+            disturbed()  # reset
+            if i % 2 == 0:
+                x = without()
+                y = with_()
+            else:
+                y = with_()
+                x = without()
+            if not disturbed():
+                break
+        a.append(x)
+        b.append(y)
+    return a, b
+
+
+def other_pyebpf(mine=()):
+    """Pids of pyebpf processes this benchmark did not start: their hooks tax
+    the "without" side too (run it under flock /tmp/pyebpf-e2e.lock)."""
+    pids = []
+    for d in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/comm" % d) as f:
+                if d.isdigit() and f.read().strip() == "pyebpf" and int(d) not in mine:
+                    pids.append(int(d))
+        except OSError:
+            pass
+    return pids
+
+
+def untraced_pairs(env, measure, options=()):
+    """paired() measure() (of a process that is not a target) without and with
+    pyebpf tracing the demo app with `options`; a pair during which another
+    pyebpf ran is measured again."""
+    def checked():
+        env.seen_other |= bool(other_pyebpf(env.mine))
+        value = measure()
+        env.seen_other |= bool(other_pyebpf(env.mine))
+        return value
+
+    def traced():
+        with with_pyebpf(env, options):
+            return checked()
+
+    def disturbed():
+        seen, env.seen_other = env.seen_other, False
+        env.disturbed |= seen
+        return seen
+
+    return paired(env.args.pairs, checked, traced, disturbed)
+
+
+def compile_c(tmp, name, source):
+    """Compiles C `source` with -O2 into tmp/name; returns the executable's path."""
+    src, exe = os.path.join(tmp, name + ".c"), os.path.join(tmp, name)
+    with open(src, "w") as f:
+        f.write(source)
+    cc = shutil.which("cc") or shutil.which("clang")
+    subprocess.run([cc, "-O2", "-o", exe, src], check=True)
+    return exe
+
+
+# How long a workload waits, idle, between READY and GO on both sides of a
+# pair. Without it the traced side alone slept (through pyebpf's start) and
+# on a loaded machine then ran a third faster in wall time: a task waking from
+# a sleep is placed ahead of tasks that ran all along, a fresh busy one is not.
+SETTLE_S = 1.0
+
+
+def traced_workload(env, options, name, *args, out=subprocess.DEVNULL, drain_s=0):
+    """One run of bench/workloads/<name>: its RESULT, and the pyebpf process
+    that traced it with `options` (None: no pyebpf). drain_s: how long pyebpf
+    keeps running after the workload ended, to read what its rings still hold."""
+    w = benchlib.start_workload(PYTHON, name, *args)
+    if options is None:
+        time.sleep(SETTLE_S)
+        return benchlib.workload_result(w), None
+    with with_pyebpf(env, options, w.pid, out) as p:
+        time.sleep(SETTLE_S)
+        result = benchlib.workload_result(w)
+        time.sleep(drain_s)
+    return result, p
+
+
+def rows_gc(env):
+    """Short-lived cyclic garbage, about 8,000 gen-0 collections per CPU-second
+    on the development VM (bench/workloads/gc_churn.py, gen-0 threshold 350),
+    with `--enable gc` at its defaults."""
+    def run(options):
+        return traced_workload(env, options, "gc_churn.py", env.args.gc_objects)[0]
+
+    without, with_ = paired(env.args.pairs, lambda: run(None), lambda: run(["--enable", "gc"]))
+    what = "GC-heavy target (%.0f gen-0 collections per CPU-s), --enable gc" % statistics.median(
+        r["gen0"] / r["cpu"] for r in without)
+    return [ratio_row(what + ", wall time", "s", [r["wall"] for r in without], [r["wall"] for r in with_], 1.05, True),
+            ratio_row(what + ", thread CPU", "s", [r["cpu"] for r in without], [r["cpu"] for r in with_], 1.05)]
+
+
+CONVOY_THREADS = 500
+CONVOY_OPTIONS = ["--enable", "py_stack", "--enable", "gil", "--enable", "offcpu"]
+# Every GIL wait an event: the same convoy at the highest rate it can make
+# (the goal: nothing lost at 20,000 events/s).
+CONVOY_EVERY_WAIT = ["--gil-min-wait-ms", "0"]
+
+
+def rows_convoy(env):
+    """500 threads queueing for the GIL (bench/workloads/gil_convoy.py) with
+    py_stack, gil and offcpu: the target's throughput, and what pyebpf keeps
+    up with: events per second by metric (its stdout), events lost (the
+    summary's ring-buffer-full counts) and its CPU per event; then the same
+    with every GIL wait reported, for the highest rate this target makes."""
+    args = (CONVOY_THREADS, env.args.convoy_seconds)
+
+    def traced(options):
+        with tempfile.TemporaryFile("w+") as out:
+            result, p = traced_workload(env, options, "gil_convoy.py", *args, out=out, drain_s=0.5)
+            out.seek(0)
+            result["metrics"] = collections.Counter(json.loads(line).get("metric", "?") for line in out if line.strip())
+        result["cpu_s"], result["lost"] = p.cpu_s, benchlib.lost_events(p.summary)
+        return result
+
+    label = "GIL convoy (%d threads), py_stack gil offcpu" % CONVOY_THREADS
+    without, with_ = paired(env.args.pairs, lambda: traced_workload(env, None, "gil_convoy.py", *args)[0],
+                            lambda: traced(CONVOY_OPTIONS))
+    rows = [paired_row(label + ": the target's work", "loops/s", [r["loops_per_s"] for r in without],
+                       [r["loops_per_s"] for r in with_])]
+    rows += pyebpf_keeps_up(label, with_, True)
+    every_wait = [traced(CONVOY_OPTIONS + CONVOY_EVERY_WAIT) for _ in range(env.args.pairs)]
+    return rows + pyebpf_keeps_up(label + " " + " ".join(CONVOY_EVERY_WAIT), every_wait, False)
+
+
+def pyebpf_keeps_up(label, runs, headline):
+    """Rows of pyebpf's CPU, events/s by metric, events lost and events per
+    CPU-second over traced convoy runs."""
+    rows = [Row(label + ": pyebpf's CPU", "% of a core", None,
+                statistics.median(100 * r["cpu_s"] / r["seconds"] for r in runs))]
+    for metric in sorted({m for r in runs for m in r["metrics"]}):
+        rows.append(Row("%s: %s events emitted" % (label, metric), "events/s", None,
+                        statistics.median(r["metrics"][metric] / r["seconds"] for r in runs)))
+    rate = statistics.median(sum(r["metrics"].values()) / r["seconds"] for r in runs)
+    lost = max(r["lost"] for r in runs)
+    rows.append(Row(label + ": events lost at %.0f events/s (most in one run)" % rate, "events", None, lost,
+                    "0 at 20,000 events/s", ok=False if lost else (True if rate >= 20000 else None), headline=headline))
+    per_cpu_s = statistics.median(sum(r["metrics"].values()) / max(r["cpu_s"], 1e-3) for r in runs)
+    rows.append(Row(label + ": events per CPU-second of pyebpf", "events/s", None, per_cpu_s, ">= 100,000",
+                    ok=per_cpu_s >= 100000, headline=headline))
+    return rows
+
+
+def perf_event_prog_totals(pid):
+    """(run_time_ns, run_cnt) summed over the perf_event BPF programs whose fds
+    process `pid` holds (/proc/PID/fdinfo; kernel.bpf_stats_enabled=1): py_stack's
+    sampler is pyebpf's only one, and other pyebpf runs' programs are not counted."""
+    ns = runs = 0
+    fdinfo = "/proc/%d/fdinfo" % pid
+    for fd in os.listdir(fdinfo):
+        try:
+            with open(os.path.join(fdinfo, fd)) as f:
+                info = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue
+        if info.get("prog_type", "").strip() == "7":  # BPF_PROG_TYPE_PERF_EVENT
+            ns += int(info["run_time_ns"])
+            runs += int(info["run_cnt"])
+    return ns, runs
+
+
+STACK_DEPTH = 50
+
+
+def rows_py_stack(env):
+    """BPF run time of py_stack's sampler per sample of a thread 50 Python
+    frames deep (bench/workloads/deep_stack.py), with kernel.bpf_stats_enabled=1
+    for the row only. The sampler also runs on every clock tick of every other
+    task, and returns early there: the target waits idle for a second first, to
+    measure that early return's cost per run, which is then taken out of the
+    busy phase's total for the runs that were not samples of the target."""
+    per_sample, other_run, upper = [], [], []
+    with benchlib.bpf_stats():
+        for _ in range(env.args.pairs):
+            w = benchlib.start_workload(PYTHON, "deep_stack.py", STACK_DEPTH, env.args.seconds)
+            with with_pyebpf(env, ["--enable", "py_stack"], w.pid) as p:
+                ns0, runs0 = perf_event_prog_totals(p.pid)
+                time.sleep(1)
+                ns1, runs1 = perf_event_prog_totals(p.pid)
+                w.stdin.write("GO\n")
+                w.stdin.flush()
+                w.stdout.readline()  # RESULT: it spun and now waits, idle and alive (pyebpf ends with it)
+                ns2, runs2 = perf_event_prog_totals(p.pid)
+                w.stdin.close()
+                w.wait(10)
+            samples = int(re.search(r"py_stack: (\d+) samples of target threads", p.summary).group(1))
+            if not samples or runs1 == runs0:
+                continue  # no stats: another process turned kernel.bpf_stats_enabled off meanwhile
+            other_run.append((ns1 - ns0) / (runs1 - runs0) / 1000)
+            upper.append((ns2 - ns1) / samples / 1000)
+            per_sample.append(((ns2 - ns1) - (runs2 - runs1 - samples) * other_run[-1] * 1000) / samples / 1000)
+    if not per_sample:
+        return [Row("py_stack BPF time per sample: no run had bpf_stats (another process turned them off?)", "us")]
+    what = "py_stack BPF time per sample, %d-deep Python stack" % STACK_DEPTH
+    row = Row(what, "us", None, statistics.median(per_sample), "<= 4 us", headline=True)
+    row.ok = row.with_ <= 4
+    return [row, Row(what + ", other tasks' runs not taken out (upper bound)", "us", None, statistics.median(upper)),
+            Row("py_stack BPF time per run on other tasks' clock ticks (early return)", "us", None,
+                statistics.median(other_run))]
+
+
+# A process that is not a target, starting children: argv[1] "fork" (fork,
+# _exit(0), waitpid) or "exec" (fork, execve /bin/true, waitpid), argv[2]
+# times per burst; prints the fastest burst's ns per child. CPU time of the
+# process and its reaped children (getrusage), not wall time: the lifecycle
+# hooks run in the parent (fork) or the child (exec, exit), so both count,
+# while waiting for a CPU behind other work on the machine does not.
+FORKER_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static double cpu_ns(void)
+{
+	struct rusage self, children;
+
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &children);
+	return 1e9 * (self.ru_utime.tv_sec + self.ru_stime.tv_sec + children.ru_utime.tv_sec +
+		      children.ru_stime.tv_sec) +
+	       1e3 * (self.ru_utime.tv_usec + self.ru_stime.tv_usec + children.ru_utime.tv_usec +
+		      children.ru_stime.tv_usec);
+}
+
+int main(int argc, char **argv)
+{
+	char *true_argv[] = { "/bin/true", NULL };
+	int exec_true = argc > 1 && strcmp(argv[1], "exec") == 0;
+	long n = argc > 2 ? atol(argv[2]) : 0;
+	double best = 0;
+
+	if (n < 1)
+		return 1;
+	for (int b = 0; b < 5; b++) {
+		double t0 = cpu_ns(), ns;
+		for (long i = 0; i < n; i++) {
+			int status;
+			pid_t pid = fork();
+			if (pid == 0) {
+				if (exec_true)
+					execve(true_argv[0], true_argv, environ);
+				_exit(0);
+			}
+			if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
+				return 1;
+		}
+		ns = (cpu_ns() - t0) / n;
+		if (b == 0 || ns < best)
+			best = ns;
+	}
+	printf("%.0f\n", best);
+	return 0;
+}
+"""
+
+
+def rows_children(env):
+    """What the host-wide lifecycle hooks (tp_btf sched_process_fork, exec,
+    exit) cost a process that is not a target, pyebpf tracing the demo app
+    with its default trackers."""
+    rows = []
+    for mode, n, what in (("fork", env.args.forks, "fork + exit + waitpid"),
+                          ("exec", env.args.forks // 4, "fork + execve /bin/true + waitpid")):
+        def measure():
+            out = subprocess.run([env.forker, mode, str(n)], check=True, capture_output=True, text=True)
+            return float(out.stdout)
+
+        without, with_ = untraced_pairs(env, measure)
+        rows.append(ratio_row("%s by an untraced process, all trackers" % what, "CPU ns/child", without, with_, 1.03,
+                              True))
+    return rows
