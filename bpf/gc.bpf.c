@@ -27,15 +27,12 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 #include "gc.h"
+#include "interval_stats.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u64 targ_min_ns = 0;	  /* --gc-min-ms */
 const volatile bool targ_py_stack = true; /* --gc-py-enable */
-
-/* The interval gc_stats' longest pauses belong to; user space advances it
- * when it reads them (gc.h). */
-volatile __u32 stats_epoch = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -145,7 +142,6 @@ static __always_inline void add_totals(struct task_struct *task, __u32 tgid, __s
 {
 	struct pyebpf_gc_stats_key key = {.pid = tgid, .generation = PYEBPF_GC_GEN_UNKNOWN};
 	struct pyebpf_gc_stats *s;
-	__u32 epoch = stats_epoch, slot = epoch & 1, bucket;
 
 	if (generation >= 0 && generation < PYEBPF_GC_GENERATIONS)
 		key.generation = generation;
@@ -159,20 +155,8 @@ static __always_inline void add_totals(struct task_struct *task, __u32 tgid, __s
 	s->count += count;
 	s->collected += collected;
 	s->uncollectable += uncollectable;
-	if (!timed)
-		return;
-	s->timed++;
-	s->total_ns += duration_ns;
-	bucket = pyebpf_latency_bucket(duration_ns / 1000);
-	barrier_var(bucket);
-	if (bucket < PYEBPF_LATENCY_BUCKETS)
-		s->hist[bucket]++;
-	if (s->max_epoch[slot] != epoch) {
-		s->max_epoch[slot] = epoch;
-		s->max_ns[slot] = duration_ns;
-	} else if (duration_ns > s->max_ns[slot]) {
-		s->max_ns[slot] = duration_ns;
-	}
+	if (timed)
+		pyebpf_interval_add(&s->pauses, duration_ns);
 }
 
 static __always_inline void gc_begin(struct pt_regs *ctx, __u64 tstate, __s32 arg_generation, bool may_nest)

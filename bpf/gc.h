@@ -20,7 +20,7 @@
 #ifndef PYEBPF_GC_H
 #define PYEBPF_GC_H
 
-#include "histogram.h"
+#include "interval_stats.h"
 #include "python.h"
 
 #define PYEBPF_GC_GENERATIONS 3
@@ -107,24 +107,14 @@ struct pyebpf_gc_stats_key {
 	__u32 generation;
 };
 
-/*
- * Value of gc_stats, per CPU: running totals since the target was added, so
- * user space takes an interval as the difference of two readings and the sum
- * of all intervals is exact. The longest pause cannot be differenced: it is
- * kept per interval, in the slot of the interval's epoch (stats_epoch & 1,
- * which user space advances when it reads); a slot whose max_epoch is not the
- * epoch being read saw no collection in it.
- */
+/* Value of gc_stats, per CPU: running totals since the target was added
+ * (interval_stats.h says how user space reads them). */
 struct pyebpf_gc_stats {
 	struct pyebpf_event_header hdr; /* of this CPU's first collection: who the target is */
 	__u64 count;			/* collections */
-	__u64 timed;			/* of them, in total_ns and hist (docs/trackers/gc.md: nested) */
-	__u64 total_ns;
-	__s64 collected; /* of the collections whose counts are known */
+	__s64 collected;		/* of the collections whose counts are known */
 	__s64 uncollectable;
-	__u64 max_ns[2];
-	__u32 max_epoch[2];
-	__u64 hist[PYEBPF_LATENCY_BUCKETS]; /* durations in microseconds, bpf/histogram.h */
+	struct pyebpf_interval_stats pauses; /* the timed ones (docs/trackers/gc.md: nested) */
 };
 
 /* Tracker counters (slots after the common ones, see common.h). */
@@ -141,7 +131,8 @@ PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_gen_stats) == 24, "gc totals layout
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_gen) == 8, "gc generation layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_proc) == 24 + 8 * PYEBPF_GC_GENERATIONS, "gc proc layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_stats_key) == 8, "gc stats key layout");
-PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_stats) == 56 + 7 * 8 + 8 + 8 * PYEBPF_LATENCY_BUCKETS, "gc stats layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_stats) == 56 + 3 * 8 + sizeof(struct pyebpf_interval_stats),
+		     "gc stats layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_event) == PYEBPF_GC_EVENT_FIXED + sizeof(struct pyebpf_py_stack),
 		     "gc event layout");
 

@@ -19,7 +19,8 @@
  *    they cost nothing. Misses the few microseconds take_gil spends before
  *    its first wait (locking gil->mutex).
  *
- * Both feed end_wait(), which filters on --gil-min-wait-ms, walks the
+ * Both feed end_wait(), which counts the wait in gil_stats, filters on
+ * --gil-min-wait-ms, walks the
  * waiter's and the holder's Python stacks only for waits of at least
  * --gil-py-min-ms, and sends one event.
  *
@@ -31,6 +32,7 @@
 #include "python.bpf.h"
 #include <bpf/bpf_tracing.h>
 #include "gil.h"
+#include "interval_stats.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -54,6 +56,17 @@ struct {
 	__type(key, __u32);
 	__type(value, struct pyebpf_gil_proc);
 } gil_procs SEC(".maps");
+
+/* Running totals per target (gil.h); user space makes the entries when it
+ * adds a target and deletes them once it has emitted a gone target's last
+ * interval. Not preallocated: only live targets cost memory. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, PYEBPF_MAX_PROCS);
+	__type(key, struct pyebpf_gil_stats_key);
+	__type(value, struct pyebpf_gil_stats);
+} gil_stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -153,6 +166,23 @@ static __always_inline void begin_wait(const struct pyebpf_gil_proc *gp, const s
 	lookup_holder_tid(tgid, w);
 }
 
+/* Every completed wait, of any length, goes into its target's gil_stats. */
+static __always_inline void count_wait(struct task_struct *task, __u32 tgid, __u64 start_ns, __u64 duration)
+{
+	struct pyebpf_gil_stats_key key = {.pid = tgid};
+	struct pyebpf_gil_stats *s = bpf_map_lookup_elem(&gil_stats, &key);
+
+	if (!s) {
+		pyebpf_count(PYEBPF_GIL_CNT_NO_TOTALS);
+		return;
+	}
+	if (!s->hdr.pid)
+		pyebpf_fill_header(&s->hdr, task, start_ns);
+	if (duration >= targ_min_wait_ns)
+		s->reported++;
+	pyebpf_interval_add(&s->waits, duration);
+}
+
 /*
  * The wait described by `w` ended at `now` with this thread about to hold (or
  * holding) the GIL: count it, filter it, and send it with the stacks.
@@ -177,8 +207,7 @@ static __always_inline void end_wait(const struct pyebpf_gil_proc *gp, __u32 tgi
 	 */
 	if (hook == PYEBPF_GIL_HOOK_TAKE_GIL && !w->contended && st.switch_number - w->switch_number < 2)
 		return;
-	pyebpf_count(PYEBPF_GIL_CNT_WAITS);
-	pyebpf_count_add(PYEBPF_GIL_CNT_WAIT_NS, duration);
+	count_wait(task, tgid, w->start_ns, duration);
 	if (duration < targ_min_wait_ns) {
 		pyebpf_count(PYEBPF_CNT_FILTERED);
 		return;

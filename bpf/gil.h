@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * gil tracker: one event per contended GIL acquisition of a target thread that
- * waited at least --gil-min-wait-ms, with the thread that held the GIL when the
- * wait began (read from the GIL's own state) and both Python stacks.
+ * gil tracker: every contended GIL acquisition of a target thread counted and
+ * timed in BPF (gil_stats); one event for each that waited at least
+ * --gil-min-wait-ms, with the thread that held the GIL when the wait began
+ * (read from the GIL's own state) and both Python stacks.
  */
 #ifndef PYEBPF_GIL_H
 #define PYEBPF_GIL_H
 
+#include "interval_stats.h"
 #include "python.h"
 
 /* Which hook measured a wait; chosen per target process by user space. */
@@ -45,15 +47,14 @@ struct pyebpf_gil_proc {
 
 /* Tracker counters, after the common ones (enum pyebpf_counter). */
 enum pyebpf_gil_counter {
-	PYEBPF_GIL_CNT_WAITS = PYEBPF_CNT_TRACKER_BASE, /* contended acquisitions that completed */
-	PYEBPF_GIL_CNT_WAIT_NS,				/* their summed wait time, ns */
-	PYEBPF_GIL_CNT_HOLDER_UNKNOWN,			/* GIL was not locked when the wait began (lost a race) */
-	PYEBPF_GIL_CNT_HOLDER_NO_TID,			/* holder's thread not found in thread_ids */
-	PYEBPF_GIL_CNT_HOLDER_GONE,			/* holder's thread state no longer valid at the stack walk */
-	PYEBPF_GIL_CNT_STACKS_SKIPPED,			/* reported waits below --gil-py-min-ms: no stack walk */
-	PYEBPF_GIL_CNT_OTHER_INTERP,			/* waits on a subinterpreter's own GIL (3.12+), not tracked */
-	PYEBPF_GIL_CNT_STALE,				/* wait records dropped as stale (missed end of a wait) */
-	PYEBPF_GIL_CNT_STATE_FAULT,			/* the GIL state could not be read */
+	PYEBPF_GIL_CNT_HOLDER_UNKNOWN = PYEBPF_CNT_TRACKER_BASE, /* GIL free at the start (lost a race) */
+	PYEBPF_GIL_CNT_HOLDER_NO_TID,				 /* holder's thread not found in thread_ids */
+	PYEBPF_GIL_CNT_HOLDER_GONE,    /* holder's thread state no longer valid at the stack walk */
+	PYEBPF_GIL_CNT_STACKS_SKIPPED, /* reported waits below --gil-py-min-ms: no stack walk */
+	PYEBPF_GIL_CNT_OTHER_INTERP,   /* waits on a subinterpreter's own GIL (3.12+), not tracked */
+	PYEBPF_GIL_CNT_STALE,	       /* wait records dropped as stale (missed end of a wait) */
+	PYEBPF_GIL_CNT_STATE_FAULT,    /* the GIL state could not be read */
+	PYEBPF_GIL_CNT_NO_TOTALS,      /* waits not counted: no gil_stats entry for the target */
 };
 
 struct pyebpf_gil_event {
@@ -85,11 +86,29 @@ struct pyebpf_gil_thread {
 	__u32 ns_tid;
 };
 
+/*
+ * Key and per-CPU value of gil_stats: every completed contended wait of a
+ * target, counted before --gil-min-wait-ms filters it (interval_stats.h says
+ * how user space reads them). User space makes the entry when it adds the
+ * target; BPF only updates.
+ */
+struct pyebpf_gil_stats_key {
+	__u32 pid; /* host tgid */
+};
+
+struct pyebpf_gil_stats {
+	struct pyebpf_event_header hdr; /* of this CPU's first waiter: who the target is */
+	__u64 reported;			/* waits >= --gil-min-wait-ms: each one a gil_wait event */
+	struct pyebpf_interval_stats waits;
+};
+
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gil_proc) == 32, "gil proc layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gil_event) ==
 			     sizeof(struct pyebpf_event_header) + 40 + 2 * sizeof(struct pyebpf_py_stack),
 		     "gil event layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gil_thread_key) == 16, "gil thread key layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gil_thread) == 8, "gil thread layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gil_stats_key) == 4, "gil stats key layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gil_stats) == 64 + sizeof(struct pyebpf_interval_stats), "gil stats layout");
 
 #endif /* PYEBPF_GIL_H */

@@ -268,9 +268,10 @@ void GcTracker::start(TrackerContext& ctx) {
   // USDT and uprobe programs both stay loaded: a process found later (another
   // CPython build) may need the hook the targets at start do not.
   skel_.load(ctx.shared_maps);
-  const int ncpus = libbpf_num_possible_cpus();
-  if (ncpus <= 0) throw Error(errno_text("gc: count possible CPUs", -ncpus));
-  possible_cpus_ = static_cast<std::size_t>(ncpus);
+  stats_.emplace("gc", skel_->maps.gc_stats, &skel_->bss->stats_epoch, options_.stats_interval_s,
+                 [this](const auto& key, const auto& hdr, const GcTotals& interval, double interval_s) {
+                   emit_stats(key, hdr, interval, interval_s);
+                 });
 
   TargetFailures failures;
   for (const auto& target : ctx.targets.all()) {
@@ -282,8 +283,6 @@ void GcTracker::start(TrackerContext& ctx) {
     }
   }
   failures.settle("gc", traced_, ctx.degraded);
-  interval_start_ns_ = monotonic_ns();
-  stats_timer_ = make_timer(from_seconds(options_.stats_interval_s), from_seconds(options_.stats_interval_s));
   spdlog::info("gc: every collection counted in BPF, gc_stats every {} s; gc_pause events for collections >= {} ms",
                options_.stats_interval_s, options_.min_ms);
   events_.emplace(
@@ -301,8 +300,7 @@ void GcTracker::add_target(const Target& target) {
   if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gc_procs), &key, &config, BPF_ANY))
     throw Error(errno_text("gc: add pid " + std::to_string(target.pid) + " to gc_procs", errno));
   try {
-    if (removed_.count(target.pid)) emit_stats();  // a reused pid: its last owner's entries go first
-    add_stats_entries(target.pid);
+    for (__u32 g = 0; g <= PYEBPF_GC_GEN_UNKNOWN; ++g) stats_->add({static_cast<__u32>(target.pid), g});
     attach(target.pid, interp.open_path, interp.elf, plan);
   } catch (const Error&) {
     remove_target(target.pid);
@@ -316,7 +314,7 @@ void GcTracker::remove_target(pid_t pid) {
   __u32 key = static_cast<__u32>(pid);
   bpf_map_delete_elem(bpf_map__fd(skel_->maps.gc_procs), &key);
   bpf::detach_later(process_links_, pid);
-  removed_.insert(pid);
+  stats_->forget(pid);
 }
 
 void GcTracker::attach(pid_t pid, const std::string& binary, const binary::ElfFile& elf, const GcHookPlan& plan) {
@@ -353,69 +351,27 @@ void GcTracker::attach(pid_t pid, const std::string& binary, const binary::ElfFi
 
 std::vector<int> GcTracker::wait_fds() const {
   std::vector<int> fds = events_ ? events_->wait_fds() : std::vector<int>{};
-  if (stats_timer_) fds.push_back(stats_timer_.get());
+  if (stats_) fds.push_back(stats_->timer_fd());
   return fds;
 }
 
 void GcTracker::consume() {
   if (events_) events_->consume();
-  if (stats_timer_ && expired(stats_timer_)) emit_stats();
-}
-
-void GcTracker::add_stats_entries(pid_t pid) {
-  const std::vector<pyebpf_gc_stats> zeros(possible_cpus_);
-  for (__u32 g = 0; g <= PYEBPF_GC_GEN_UNKNOWN; ++g) {
-    pyebpf_gc_stats_key key{static_cast<__u32>(pid), g};
-    if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gc_stats), &key, zeros.data(), BPF_NOEXIST))
-      throw Error(errno_text("gc: add pid " + std::to_string(pid) + " to gc_stats", errno));
-    stats_.push_back({key, {}});
-  }
+  if (stats_ && stats_->due()) stats_->flush();
 }
 
 void GcTracker::finish() {
-  if (skel_) emit_stats();  // the partial last interval
+  if (stats_) stats_->flush();  // the partial last interval
 }
 
-void GcTracker::emit_stats() {
-  // Longest pauses from here on go to the next epoch's slot (gc.h); a
-  // collection ending on another CPU right now may still land in this one's,
-  // after the read below: then only the interval's max_ms misses it.
-  const __u32 epoch = skel_->bss->stats_epoch;
-  __atomic_store_n(&skel_->bss->stats_epoch, epoch + 1, __ATOMIC_SEQ_CST);
-  const std::uint64_t now = monotonic_ns();
-  const double interval_s = static_cast<double>(now - interval_start_ns_) / 1e9;
-  const DecodeContext decode = decode_context(*ctx_);
-  std::vector<pyebpf_gc_stats> per_cpu(possible_cpus_);
-  for (auto& entry : stats_) {
-    if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.gc_stats), &entry.key, per_cpu.data())) continue;
-    GcTotals now_totals;
-    pyebpf_event_header hdr{};
-    for (const auto& cpu : per_cpu) {
-      now_totals.add(cpu, epoch);
-      if (!hdr.pid && cpu.hdr.pid) hdr = cpu.hdr;
-    }
-    const GcTotals interval = now_totals.since(entry.emitted);
-    entry.emitted = now_totals;
-    if (!interval.count) continue;
-    hdr.ts_ns = interval_start_ns_;
-    stats_record_.clear();
-    set_thread_fields(stats_record_, decode, hdr);
-    fill_gc_stats(interval, entry.key.generation == PYEBPF_GC_GEN_UNKNOWN ? -1 : static_cast<int>(entry.key.generation),
-                  interval_s, stats_record_);
-    ctx_->targets.count_event(static_cast<pid_t>(entry.key.pid), stats_record_.metric());
-    ctx_->sink.write(stats_record_);
-    ++stats_records_;
-  }
-  interval_start_ns_ = now;
-  // Targets gone: their last interval is out, their entries can go.
-  std::erase_if(stats_, [&](const StatsEntry& entry) {
-    if (!removed_.count(static_cast<pid_t>(entry.key.pid))) return false;
-    retired_count_ += entry.emitted.count;
-    retired_ns_ += entry.emitted.total_ns;
-    bpf_map_delete_elem(bpf_map__fd(skel_->maps.gc_stats), &entry.key);
-    return true;
-  });
-  removed_.clear();
+void GcTracker::emit_stats(const pyebpf_gc_stats_key& key, const pyebpf_event_header& hdr, const GcTotals& interval,
+                           double interval_s) {
+  stats_record_.clear();
+  set_thread_fields(stats_record_, decode_context(*ctx_), hdr);
+  fill_gc_stats(interval, key.generation == PYEBPF_GC_GEN_UNKNOWN ? -1 : static_cast<int>(key.generation), interval_s,
+                stats_record_);
+  ctx_->targets.count_event(static_cast<pid_t>(key.pid), stats_record_.metric());
+  ctx_->sink.write(stats_record_);
 }
 
 void GcTracker::handle(const void* data, std::size_t size) {
@@ -423,20 +379,16 @@ void GcTracker::handle(const void* data, std::size_t size) {
 }
 
 std::string GcTracker::summary_line() const {
-  if (!skel_) return "gc: not started";
+  if (!skel_ || !stats_) return "gc: not started";
   Counters c = read_counters(skel_->maps.counters);
-  std::uint64_t collections = retired_count_, total_ns = retired_ns_;
-  for (const auto& entry : stats_) {
-    collections += entry.emitted.count;
-    total_ns += entry.emitted.total_ns;
-  }
+  const GcTotals& run = stats_->run();
   return fmt::format(
       "gc: {} collections in {} traced process(es), {:.1f} ms in total, in {} gc_stats records; {} gc_pause events "
       "emitted, {} below --gc-min-ms ({} ms), {} lost (ring buffer full), {} not counted (no gc_stats entry), "
       "{} starts not recorded (start map full), {} without counts (GC stats unreadable or another "
       "interpreter's), {} ends without a seen start (attached mid-collection), {} collector calls that collected "
       "nothing, {} nested calls",
-      collections, traced_, ns_to_ms(total_ns), stats_records_, counts_.emitted, c[PYEBPF_CNT_FILTERED],
+      run.count, traced_, ns_to_ms(run.pauses.total_ns), stats_->records(), counts_.emitted, c[PYEBPF_CNT_FILTERED],
       options_.min_ms, c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed, c[PYEBPF_GC_CNT_NO_TOTALS],
       c[PYEBPF_GC_CNT_START_LOST], c[PYEBPF_GC_CNT_NO_STATS], c[PYEBPF_GC_CNT_UNMATCHED], c[PYEBPF_GC_CNT_NOOP],
       c[PYEBPF_GC_CNT_NESTED]);

@@ -4,7 +4,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -13,7 +12,6 @@
 #include "bpf/ring_buffer.hpp"
 #include "bpf/skeleton.hpp"
 #include "gc.h"
-#include "pyebpf/fd.hpp"
 #include "python/memory.hpp"
 #include "python/offsets.hpp"
 #include "python/version.hpp"
@@ -104,16 +102,9 @@ class GcTracker : public Tracker {
   std::vector<std::string> summary() const override { return {summary_line()}; }
 
  private:
-  // The gc_stats entries of one target and generation, and the totals
-  // emitted so far.
-  struct StatsEntry {
-    pyebpf_gc_stats_key key;
-    GcTotals emitted;
-  };
-
   std::string summary_line() const;
-  void add_stats_entries(pid_t pid);
-  void emit_stats();
+  void emit_stats(const pyebpf_gc_stats_key& key, const pyebpf_event_header& hdr, const GcTotals& interval,
+                  double interval_s);
   void attach(pid_t pid, const std::string& binary, const binary::ElfFile& elf, const GcHookPlan& plan);
   void handle(const void* data, std::size_t size);
 
@@ -124,13 +115,7 @@ class GcTracker : public Tracker {
   std::optional<bpf::RingBuffer> events_;
   sinks::Record record_;
   sinks::Record stats_record_;
-  std::vector<StatsEntry> stats_;
-  std::set<pid_t> removed_;                           // targets gone: their entries go after the next emit_stats
-  std::uint64_t retired_count_ = 0, retired_ns_ = 0;  // what removed targets' entries emitted, for the summary
-  Fd stats_timer_;                                    // fires every --gc-stats-interval
-  std::uint64_t interval_start_ns_ = 0;
-  std::size_t possible_cpus_ = 0;  // per-CPU map values have one slot each
-  std::size_t stats_records_ = 0;
+  std::optional<IntervalStats<pyebpf_gc_stats_key, pyebpf_gc_stats, GcTotals>> stats_;
   std::size_t traced_ = 0;
   EventCounts counts_;
 };

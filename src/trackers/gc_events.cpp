@@ -24,73 +24,35 @@ const GcStatsSchema& gc_stats_schema() {
 
 void GcTotals::add(const pyebpf_gc_stats& cpu, std::uint32_t epoch) {
   count += cpu.count;
-  timed += cpu.timed;
-  total_ns += cpu.total_ns;
   collected += cpu.collected;
   uncollectable += cpu.uncollectable;
-  if (cpu.max_epoch[epoch & 1] == epoch) max_ns = std::max<std::uint64_t>(max_ns, cpu.max_ns[epoch & 1]);
-  add_buckets(hist, cpu.hist);
+  pauses.add(cpu.pauses, epoch);
 }
 
 GcTotals GcTotals::since(const GcTotals& earlier) const {
-  GcTotals d = *this;
-  d.count -= earlier.count;
-  d.timed -= earlier.timed;
-  d.total_ns -= earlier.total_ns;
-  d.collected -= earlier.collected;
-  d.uncollectable -= earlier.uncollectable;
-  for (std::size_t i = 0; i < hist.size(); ++i) d.hist[i] -= earlier.hist[i];
-  return d;
+  return {count - earlier.count, collected - earlier.collected, uncollectable - earlier.uncollectable,
+          pauses.since(earlier.pauses)};
 }
 
-namespace {
-
-// A percentile from the histogram, within the bucket's bounds and never above
-// the longest pause, which is exact.
-double quantile_ms(const LatencyHistogram& hist, double q, double max_ms) {
-  return std::min(round_ms(histogram_quantile_us(hist, q) / 1000.0), max_ms);
+void GcTotals::merge(const GcTotals& other) {
+  count += other.count;
+  collected += other.collected;
+  uncollectable += other.uncollectable;
+  pauses.merge(other.pauses);
 }
-
-nlohmann::ordered_json histogram_json(const LatencyHistogram& hist) {
-  auto out = nlohmann::ordered_json::array();
-  for (std::uint32_t b = 0; b < hist.size(); ++b) {
-    if (!hist[b]) continue;
-    BucketRange r = latency_bucket_range(b);
-    out.push_back({static_cast<std::uint64_t>(r.low_us), static_cast<std::uint64_t>(r.high_us), hist[b]});
-  }
-  return out;
-}
-
-// The inverse of histogram_json; entries that name no bucket are ignored
-// (a stored file is input like any other).
-void add_histogram_json(const nlohmann::ordered_json& json, LatencyHistogram& hist) {
-  if (!json.is_array()) return;
-  for (const auto& entry : json) {
-    if (!entry.is_array() || entry.size() != 3 || !entry[0].is_number() || !entry[2].is_number_integer() ||
-        entry[2].get<std::int64_t>() < 0)
-      continue;
-    const double low = entry[0].get<double>();
-    if (!(low >= 0 && low < 1e12)) continue;
-    std::uint32_t b = pyebpf_latency_bucket(static_cast<std::uint64_t>(low));
-    if (latency_bucket_range(b).low_us == low) hist[b] += entry[2].get<std::uint64_t>();
-  }
-}
-
-}  // namespace
 
 void fill_gc_stats(const GcTotals& d, int generation, double interval_s, sinks::Record& r) {
   const GcStatsSchema& s = gc_stats_schema();
-  const double max_ms = ns_to_ms(d.max_ns);
   r.set_float(s.interval_s, round_ms(interval_s));
   if (generation >= 0 && generation < PYEBPF_GC_GENERATIONS) r.set_uint(s.generation, generation);
   r.set_uint(s.count, d.count);
-  r.set_float(s.total_ms, ns_to_ms(d.total_ns));
-  r.set_float(s.p50_ms, quantile_ms(d.hist, 0.5, max_ms));
-  r.set_float(s.p99_ms, quantile_ms(d.hist, 0.99, max_ms));
-  r.set_float(s.max_ms, max_ms);
+  r.set_float(s.total_ms, ns_to_ms(d.pauses.total_ns));
+  r.set_float(s.p50_ms, d.pauses.quantile_ms(0.5));
+  r.set_float(s.p99_ms, d.pauses.quantile_ms(0.99));
+  r.set_float(s.max_ms, ns_to_ms(d.pauses.max_ns));
   r.set_int(s.collected, d.collected);
   r.set_int(s.uncollectable, d.uncollectable);
-  r.set_json(s.histogram, histogram_json(d.hist));
+  r.set_json(s.histogram, histogram_json(d.pauses.hist));
 }
 
 Decoded decode_gc_pause(const void* data, std::size_t size, const DecodeContext& ctx, bool py_stack, sinks::Record& r) {
@@ -158,20 +120,6 @@ class GcSection : public sinks::ReportSection {
   }
 
  private:
-  struct Stats {
-    std::uint64_t count = 0;
-    double total_ms = 0;
-    double max_ms = 0;
-    LatencyHistogram hist{};
-
-    void add(const Stats& other) {
-      count += other.count;
-      total_ms += other.total_ms;
-      max_ms = std::max(max_ms, other.max_ms);
-      add_buckets(hist, other.hist);
-    }
-  };
-
   static std::vector<Col> columns() {
     return {{"gen", 4, true},    {"count", 8, true},  {"total ms", 11, true},
             {"p50 ms", 9, true}, {"p99 ms", 9, true}, {"max ms", 9, true}};
@@ -179,30 +127,26 @@ class GcSection : public sinks::ReportSection {
 
   void add_stats(const sinks::Record& r) {
     const GcStatsSchema& s = gc_stats_schema();
-    Stats one;
-    one.count = static_cast<std::uint64_t>(r.number(s.count).value_or(0));
-    one.total_ms = r.number(s.total_ms).value_or(0);
-    one.max_ms = r.number(s.max_ms).value_or(0);
-    if (r.kind(s.histogram) == sinks::Record::Kind::Json) add_histogram_json(r.json(s.histogram), one.hist);
-    stats_by_generation_[static_cast<long>(r.number(s.generation).value_or(-1))].add(one);
+    const RecordedLatency one = recorded_latency(r, s.count, s.total_ms, s.max_ms, s.histogram);
+    stats_by_generation_[static_cast<long>(r.number(s.generation).value_or(-1))].merge(one);
   }
 
   void render_stats(std::string& out) const {
-    Stats all;
-    for (const auto& [gen, st] : stats_by_generation_) all.add(st);
+    RecordedLatency all;
+    for (const auto& [gen, st] : stats_by_generation_) all.merge(st);
     heading(out,
             fmt::format("GC pauses by generation  [gc_stats: {} collections, {} ms]", all.count, ms(all.total_ms)));
     std::vector<std::vector<std::string>> rows;
-    auto row = [&](const std::string& name, const Stats& st) {
-      rows.push_back({name, count_text(st.count), ms(st.total_ms), ms(quantile_ms(st.hist, 0.5, st.max_ms)),
-                      ms(quantile_ms(st.hist, 0.99, st.max_ms)), ms(st.max_ms)});
+    auto row = [&](const std::string& name, const RecordedLatency& st) {
+      rows.push_back({name, count_text(st.count), ms(st.total_ms), ms(st.quantile_ms(0.5)), ms(st.quantile_ms(0.99)),
+                      ms(st.max_ms)});
     };
     for (const auto& [gen, st] : stats_by_generation_) row(gen < 0 ? "?" : std::to_string(gen), st);
     if (stats_by_generation_.size() > 1) row("all", all);
     table(out, columns(), rows);
   }
 
-  std::map<long, Stats> stats_by_generation_;
+  std::map<long, RecordedLatency> stats_by_generation_;
   std::map<long, Distribution> pauses_by_generation_;
   Distribution all_pauses_;
 };

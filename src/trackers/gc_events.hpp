@@ -9,7 +9,7 @@
 #include "gc.h"
 #include "sinks/report.hpp"
 #include "trackers/event_fields.hpp"
-#include "trackers/latency_histogram.hpp"
+#include "trackers/interval_stats.hpp"
 
 namespace pyebpf::trackers {
 
@@ -53,20 +53,18 @@ struct GcStatsSchema : sinks::TableSchema {
 };
 const GcStatsSchema& gc_stats_schema();
 
-// The gc_stats totals of one target and generation, summed over CPUs.
+// The gc_stats totals of one target and generation, summed over CPUs (the
+// Totals of IntervalStats).
 struct GcTotals {
-  std::uint64_t count = 0;
-  std::uint64_t timed = 0;  // collections in total_ns and hist
-  std::uint64_t total_ns = 0;
+  std::uint64_t count = 0;  // collections
   std::int64_t collected = 0;
   std::int64_t uncollectable = 0;
-  std::uint64_t max_ns = 0;  // the longest pause of interval `epoch` (not cumulative)
-  LatencyHistogram hist{};
+  IntervalTotals pauses;  // the timed collections
 
-  // One CPU's value; its longest pause counts if it is interval `epoch`'s.
   void add(const pyebpf_gc_stats& cpu, std::uint32_t epoch);
-  // this - earlier (an older reading of the same entry); max_ns stays this one's.
   GcTotals since(const GcTotals& earlier) const;
+  void merge(const GcTotals& other);
+  bool empty() const { return count == 0; }
 };
 
 // A gc_stats record of one interval's totals; the thread fields must be set.

@@ -203,7 +203,8 @@ GilTracker::GilTracker(const GilOptions& options)
         if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.thread_ids), &key, &thread)) return std::nullopt;
         return thread;
       }),
-      record_(gil_wait_schema()) {}
+      record_(gil_wait_schema()),
+      stats_record_(gil_stats_schema()) {}
 GilTracker::~GilTracker() = default;
 
 void GilTracker::start(TrackerContext& ctx) {
@@ -215,9 +216,22 @@ void GilTracker::start(TrackerContext& ctx) {
   skel_->rodata->targ_py_min_ns = static_cast<std::uint64_t>(std::llround(o.py_min_ms * 1e6));
   skel_->rodata->targ_py_enable = o.py_enable;
   skel_->rodata->targ_use_bpf_loop = bpf::walk_frames_with_bpf_loop();
+  // Every wait is counted in gil_stats; events are only the long waits, so
+  // the ring is sized for them: 100 ms of the reader's absence at 4,000
+  // full-size events/s (a 500-thread convoy sends ~3,000-3,600/s at the
+  // default 5 ms: bench/gil/run --workload convoy) is 2 MiB; 1 MiB (50 ms)
+  // lost ~7 % of them there on a loaded machine. A lower threshold asks for
+  // more events: the ring the tracker had when it sent every wait.
+  const std::uint32_t ring = o.min_wait_ms >= kGilDefaultMinWaitMs
+                                 ? bpf::ring_bytes_for(4000.0 * PYEBPF_GIL_EVENT_BYTES(PYEBPF_MAX_FRAMES), 0.1)
+                                 : 4u << 20;
+  bpf_map__set_max_entries(skel_->maps.events, ring);
   // Both hooks stay loaded whatever the targets at start use: a process found
   // later (another CPython build) may need the other.
   skel_.load(ctx.shared_maps);
+  stats_.emplace("gil", skel_->maps.gil_stats, &skel_->bss->stats_epoch, o.stats_interval_s,
+                 [this](const pyebpf_gil_stats_key&, const pyebpf_event_header& hdr, const GilTotals& interval,
+                        double interval_s) { emit_stats(hdr, interval, interval_s); });
 
   // Thread pointer -> tid: follow new and exiting threads first, then list
   // the existing ones, so no thread falls between the two.
@@ -246,8 +260,11 @@ void GilTracker::start(TrackerContext& ctx) {
 
   events_.emplace(
       skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gil");
-  spdlog::info("gil: reporting waits >= {} ms; Python stacks {}", o.min_wait_ms,
-               o.py_enable ? fmt::format("for waits >= {} ms", o.py_min_ms) : std::string("disabled"));
+  spdlog::info(
+      "gil: every wait counted in BPF, gil_stats every {} s; gil_wait events for waits >= {} ms; Python "
+      "stacks {}",
+      o.stats_interval_s, o.min_wait_ms,
+      o.py_enable ? fmt::format("for waits >= {} ms", o.py_min_ms) : std::string("disabled"));
 }
 
 // A process found later has threads already (a forked child has one, born
@@ -264,6 +281,7 @@ void GilTracker::register_target(const Target& target) {
   if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gil_procs), &key, &proc, BPF_ANY))
     throw Error(errno_text("gil: register pid " + std::to_string(target.pid), errno));
   try {
+    stats_->add({key});
     attach_process(target.pid, plan);
   } catch (const Error&) {
     remove_target(target.pid);
@@ -276,6 +294,7 @@ void GilTracker::remove_target(pid_t pid) {
   __u32 key = static_cast<__u32>(pid);
   bpf_map_delete_elem(bpf_map__fd(skel_->maps.gil_procs), &key);
   bpf::detach_later(process_links_, pid);
+  stats_->forget(pid);
 }
 
 void GilTracker::attach_process(pid_t pid, const GilHookPlan& plan) {
@@ -319,11 +338,26 @@ void GilTracker::scan_threads() {
 }
 
 std::vector<int> GilTracker::wait_fds() const {
-  return events_->wait_fds();
+  std::vector<int> fds = events_->wait_fds();
+  fds.push_back(stats_->timer_fd());
+  return fds;
 }
 
 void GilTracker::consume() {
   events_->consume();
+  if (stats_->due()) stats_->flush();
+}
+
+void GilTracker::finish() {
+  if (stats_) stats_->flush();  // the partial last interval
+}
+
+void GilTracker::emit_stats(const pyebpf_event_header& hdr, const GilTotals& interval, double interval_s) {
+  stats_record_.clear();
+  set_thread_fields(stats_record_, decode_context(*ctx_), hdr);
+  fill_gil_stats(interval, interval_s, stats_record_);
+  ctx_->targets.count_event(static_cast<pid_t>(hdr.pid), stats_record_.metric());
+  ctx_->sink.write(stats_record_);
 }
 
 void GilTracker::handle(const void* data, std::size_t size) {
@@ -331,17 +365,20 @@ void GilTracker::handle(const void* data, std::size_t size) {
 }
 
 std::string GilTracker::summary_line() const {
-  if (!skel_) return "gil: not started";
+  if (!skel_ || !stats_) return "gil: not started";
   Counters c = read_counters(skel_->maps.counters);
+  const IntervalTotals& waits = stats_->run().waits;
   return fmt::format(
-      "gil: {} hook hits, {} GIL waits ({:.3f} s in total), {} emitted, {} below --gil-min-wait-ms, "
+      "gil: {} hook hits, {} GIL waits ({:.3f} s in total, p50 {} ms, p99 {} ms, max {} ms) in {} gil_stats records, "
+      "{} not counted (no gil_stats entry); {} at or above --gil-min-wait-ms ({} ms), {} emitted, {} below it, "
       "{} lost (ring buffer full), {} with unknown holder, {} holder threads unresolved, {} without stacks "
       "(below --gil-py-min-ms), {} partial stacks (memory read faults or looping frame chains), {} on "
       "subinterpreter GILs (not tracked), "
       "{} GIL state read faults, {} stale wait records",
-      c[PYEBPF_CNT_HITS], c[PYEBPF_GIL_CNT_WAITS], static_cast<double>(c[PYEBPF_GIL_CNT_WAIT_NS]) / 1e9,
-      counts_.emitted, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed,
-      c[PYEBPF_GIL_CNT_HOLDER_UNKNOWN],
+      c[PYEBPF_CNT_HITS], waits.count, static_cast<double>(waits.total_ns) / 1e9, waits.quantile_ms(0.5),
+      waits.quantile_ms(0.99), ns_to_ms(waits.max_ns), stats_->records(), c[PYEBPF_GIL_CNT_NO_TOTALS],
+      stats_->run().reported, options_.min_wait_ms, counts_.emitted, c[PYEBPF_CNT_FILTERED],
+      c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed, c[PYEBPF_GIL_CNT_HOLDER_UNKNOWN],
       c[PYEBPF_GIL_CNT_HOLDER_NO_TID] - std::min(c[PYEBPF_GIL_CNT_HOLDER_NO_TID], decoder_.holders_resolved_late()),
       c[PYEBPF_GIL_CNT_STACKS_SKIPPED], c[PYEBPF_CNT_READ_FAULT] + c[PYEBPF_CNT_FRAME_LOOP],
       c[PYEBPF_GIL_CNT_OTHER_INTERP], c[PYEBPF_GIL_CNT_STATE_FAULT], c[PYEBPF_GIL_CNT_STALE]);
@@ -351,13 +388,18 @@ const TrackerDescriptor& gil_tracker() {
   static const TrackerDescriptor d{
       .name = "gil",
       .help = "GIL waits with holder and waiter stacks",
-      .schemas = {&gil_wait_schema()},
+      .schemas = {&gil_wait_schema(), &gil_stats_schema()},
       .add_options = [](CLI::App& cli) -> std::shared_ptr<TrackerOptions> {
         auto o = std::make_shared<GilOptions>();
         auto* gil = cli.add_option_group("gil", "GIL waits");
-        flags::check(
-            gil->add_option("--gil-min-wait-ms", o->min_wait_ms, "Report GIL waits at least this long (default 1.0)"),
-            flags::between(0, 3.6e6, "ms", "1"));
+        flags::check(gil->add_option("--gil-min-wait-ms", o->min_wait_ms,
+                                     fmt::format("gil_wait events (with both stacks) only for waits at least this "
+                                                 "long, in ms (default {}; 0: every one); all are counted in gil_stats",
+                                                 kGilDefaultMinWaitMs)),
+                     flags::between(0, 3.6e6, "ms", "1"));
+        flags::check(gil->add_option("--gil-stats-interval", o->stats_interval_s,
+                                     "Seconds between gil_stats records (default 10; also at the end)"),
+                     flags::between(1, 86400, "seconds", "10"));
         gil->add_flag("--gil-py-enable,!--no-gil-py-enable", o->py_enable,
                       "Walk the waiter's and the holder's Python stacks (default true; --gil-py-enable false disables)")
             ->expected(0, 1);

@@ -58,15 +58,23 @@ std::uint64_t find_gil(const python::PythonProcess& python);
 // requested hook (or, for auto, neither) is possible.
 GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const std::string& requested);
 
+// Waits at or above this many ms get a gil_wait event (with both stack
+// walks); every wait is counted in BPF whatever it is (docs/trackers/gil.md
+// says why this value).
+inline constexpr double kGilDefaultMinWaitMs = 5.0;
+
 struct GilOptions : TrackerOptions {
-  double min_wait_ms = 1.0;   // waits shorter than this are counted, not reported
-  bool py_enable = true;      // walk waiter and holder Python stacks
-  double py_min_ms = 0.0;     // ... only for waits at least this long
-  std::string hook = "auto";  // auto | take_gil | cond_wait
+  double min_wait_ms = kGilDefaultMinWaitMs;  // shorter waits are only counted, in BPF (0: an event for every one)
+  double stats_interval_s = 10.0;             // gil_stats records every this many seconds, and at the end
+  bool py_enable = true;                      // walk waiter and holder Python stacks
+  double py_min_ms = 0.0;                     // ... only for waits at least this long
+  std::string hook = "auto";                  // auto | take_gil | cond_wait
 };
 
 // GIL waits: who waited for the GIL, how long, who held it, and both Python
-// stacks. Emits one `gil_wait` event per wait of at least --gil-min-wait-ms.
+// stacks. Every wait is counted in BPF and emitted as `gil_stats` records per
+// target and interval; one `gil_wait` event per wait of at least
+// --gil-min-wait-ms.
 class GilTracker : public Tracker {
  public:
   explicit GilTracker(const GilOptions& options);
@@ -78,10 +86,12 @@ class GilTracker : public Tracker {
   void consume() override;
   void add_target(const Target& target) override;
   void remove_target(pid_t pid) override;
+  void finish() override;
   std::vector<std::string> summary() const override { return {summary_line()}; }
 
  private:
   std::string summary_line() const;
+  void emit_stats(const pyebpf_event_header& hdr, const GilTotals& interval, double interval_s);
   // gil_procs entry and uprobes of one target.
   void register_target(const Target& target);
   void attach_process(pid_t pid, const GilHookPlan& plan);
@@ -96,6 +106,8 @@ class GilTracker : public Tracker {
   std::optional<bpf::RingBuffer> events_;
   GilDecoder decoder_;
   sinks::Record record_;
+  sinks::Record stats_record_;
+  std::optional<IntervalStats<pyebpf_gil_stats_key, pyebpf_gil_stats, GilTotals>> stats_;
   EventCounts counts_;
 };
 

@@ -17,6 +17,38 @@ const GilWaitSchema& gil_wait_schema() {
   return schema;
 }
 
+const GilStatsSchema& gil_stats_schema() {
+  static const GilStatsSchema schema;
+  return schema;
+}
+
+void GilTotals::add(const pyebpf_gil_stats& cpu, std::uint32_t epoch) {
+  reported += cpu.reported;
+  waits.add(cpu.waits, epoch);
+}
+
+GilTotals GilTotals::since(const GilTotals& earlier) const {
+  return {reported - earlier.reported, waits.since(earlier.waits)};
+}
+
+void GilTotals::merge(const GilTotals& other) {
+  reported += other.reported;
+  waits.merge(other.waits);
+}
+
+void fill_gil_stats(const GilTotals& d, double interval_s, sinks::Record& r) {
+  const GilStatsSchema& s = gil_stats_schema();
+  r.set_float(s.interval_s, round_ms(interval_s));
+  r.set_uint(s.waits, d.waits.count);
+  r.set_float(s.total_wait_ms, ns_to_ms(d.waits.total_ns));
+  r.set_float(s.p50_ms, d.waits.quantile_ms(0.5));
+  r.set_float(s.p90_ms, d.waits.quantile_ms(0.9));
+  r.set_float(s.p99_ms, d.waits.quantile_ms(0.99));
+  r.set_float(s.max_ms, ns_to_ms(d.waits.max_ns));
+  r.set_uint(s.reported, d.reported);
+  r.set_json(s.histogram, histogram_json(d.waits.hist));
+}
+
 GilDecoder::GilDecoder(ThreadLookup lookup)
     : lookup_(std::move(lookup)), scratch_(std::make_unique<pyebpf_gil_event>()) {}
 
@@ -67,10 +99,17 @@ std::string holder_of(const sinks::Record& r) {
   return holder;
 }
 
-// GIL: holders by the wait they caused (and what they were running), and who waited.
+// GIL: every wait's count, total and percentiles (gil_stats); holders by the
+// wait they caused (and what they were running), and who waited (gil_wait
+// events: the waits at or above the threshold). A stored run without
+// gil_stats (pyebpf before gil_stats existed) takes the numbers from the events.
 class GilSection : public sinks::ReportSection {
  public:
   void add(const sinks::Record& r) override {
+    if (&r.schema() == &gil_stats_schema()) {
+      add_stats(r);
+      return;
+    }
     const GilWaitSchema& s = gil_wait_schema();
     double wait = r.number(s.duration_ms).value_or(0);
     waits_.add(wait);
@@ -89,10 +128,19 @@ class GilSection : public sinks::ReportSection {
   }
 
   void render(std::string& out) const override {
+    if (stats_.count) {
+      heading(out, fmt::format("GIL: holders by the wait they caused  [gil_stats: {} waits, {} ms; gil_wait: {} waits]",
+                               stats_.count, ms(stats_.total_ms), waits_.count()));
+      out += fmt::format("  every wait: total {} ms, p50 {} ms, p90 {} ms, p99 {} ms, max {} ms\n", ms(stats_.total_ms),
+                         ms(stats_.quantile_ms(0.5)), ms(stats_.quantile_ms(0.9)), ms(stats_.quantile_ms(0.99)),
+                         ms(stats_.max_ms));
+      out += fmt::format("  {} at or above --gil-min-wait-ms, reported with stacks below\n", count_text(reported_));
+    } else if (waits_.count()) {
+      heading(out, fmt::format("GIL: holders by the wait they caused  [gil_wait: {} waits]", waits_.count()));
+      out += fmt::format("  waits: total {} ms, p50 {} ms, p99 {} ms, max {} ms\n", ms(waits_.total()),
+                         ms(waits_.percentile(0.5)), ms(waits_.percentile(0.99)), ms(waits_.max()));
+    }
     if (waits_.count() == 0) return;
-    heading(out, fmt::format("GIL: holders by the wait they caused  [gil_wait: {} waits]", waits_.count()));
-    out += fmt::format("  waits: total {} ms, p50 {} ms, p99 {} ms, max {} ms\n", ms(waits_.total()),
-                       ms(waits_.percentile(0.5)), ms(waits_.percentile(0.99)), ms(waits_.max()));
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> waiters;
     for (const auto& [key, h] : top(
@@ -110,9 +158,17 @@ class GilSection : public sinks::ReportSection {
     Timed time;
     std::string running;  // the holder's leaf frame, file by base name
   };
+  void add_stats(const sinks::Record& r) {
+    const GilStatsSchema& s = gil_stats_schema();
+    stats_.merge(recorded_latency(r, s.waits, s.total_wait_ms, s.max_ms, s.histogram));
+    reported_ += static_cast<std::uint64_t>(r.number(s.reported).value_or(0));
+  }
+
   // (holder thread, holder's leaf frame) -> wait caused, by waiting thread
   std::map<std::pair<std::string, std::string>, Holder> holders_;
-  Distribution waits_;
+  Distribution waits_;  // the gil_wait events'
+  RecordedLatency stats_;
+  std::uint64_t reported_ = 0;
 };
 
 }  // namespace

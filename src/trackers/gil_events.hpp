@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// gil_wait events: their schema, the decoder, the report's GIL section and
-// the GIL-wait flame graph.
+// gil_wait events and gil_stats records: their schemas, the decoder, the
+// interval totals, the report's GIL section and the GIL-wait flame graph.
 #pragma once
 
 #include <functional>
@@ -12,6 +12,7 @@
 #include "sinks/flame_graph_sink.hpp"
 #include "sinks/report.hpp"
 #include "trackers/event_fields.hpp"
+#include "trackers/interval_stats.hpp"
 
 namespace pyebpf::trackers {
 
@@ -33,6 +34,40 @@ struct GilWaitSchema : sinks::TableSchema {
   const PyStackFields holder_py{holder_py_stack, holder_py_stack_depth, holder_py_stack_partial};
 };
 const GilWaitSchema& gil_wait_schema();
+
+// Every contended GIL wait of one target in an interval, from the counts BPF
+// keeps (gil_stats): exact counts and totals, percentiles from the
+// histogram. ts is the interval's start; pid/tid/comm those of one of the
+// target's waiting threads.
+struct GilStatsSchema : sinks::TableSchema {
+  using T = sinks::ColumnType;
+  GilStatsSchema() : TableSchema("gil_stats", "ebpf_gil_stats", Prefix::Thread) {}
+  const sinks::FieldId interval_s = add("interval_s", T::Float64);
+  const sinks::FieldId waits = add("waits", T::UInt64);
+  const sinks::FieldId total_wait_ms = add("total_wait_ms", T::Float64);
+  const sinks::FieldId p50_ms = add("p50_ms", T::Float64);
+  const sinks::FieldId p90_ms = add("p90_ms", T::Float64);
+  const sinks::FieldId p99_ms = add("p99_ms", T::Float64);
+  const sinks::FieldId max_ms = add("max_ms", T::Float64);
+  const sinks::FieldId reported = add("reported", T::UInt64);  // waits >= --gil-min-wait-ms: gil_wait events
+  // The waits' histogram: [[low_us, high_us, count], ...] (latency_histogram.hpp).
+  const sinks::FieldId histogram = add("histogram", T::Json);
+};
+const GilStatsSchema& gil_stats_schema();
+
+// The gil_stats totals of one target, summed over CPUs (the Totals of IntervalStats).
+struct GilTotals {
+  std::uint64_t reported = 0;
+  IntervalTotals waits;
+
+  void add(const pyebpf_gil_stats& cpu, std::uint32_t epoch);
+  GilTotals since(const GilTotals& earlier) const;
+  void merge(const GilTotals& other);
+  bool empty() const { return waits.count == 0; }
+};
+
+// A gil_stats record of one interval's totals; the thread fields must be set.
+void fill_gil_stats(const GilTotals& interval, double interval_s, sinks::Record& out);
 
 // struct pyebpf_gil_event -> gil_wait record.
 class GilDecoder {

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "trackers/latency_histogram.hpp"
 
+#include <algorithm>
 #include <cmath>
+
+#include "util/clock.hpp"
 
 namespace pyebpf::trackers {
 
@@ -36,6 +39,40 @@ double histogram_quantile_us(const LatencyHistogram& hist, double q) {
     seen += n;
   }
   return latency_bucket_range(PYEBPF_LATENCY_BUCKETS - 1).high_us;
+}
+
+double latency_quantile_ms(const LatencyHistogram& hist, double q, double max_ms) {
+  return std::min(round_ms(histogram_quantile_us(hist, q) / 1000.0), max_ms);
+}
+
+nlohmann::ordered_json histogram_json(const LatencyHistogram& hist) {
+  auto out = nlohmann::ordered_json::array();
+  for (std::uint32_t b = 0; b < hist.size(); ++b) {
+    if (!hist[b]) continue;
+    BucketRange r = latency_bucket_range(b);
+    out.push_back({static_cast<std::uint64_t>(r.low_us), static_cast<std::uint64_t>(r.high_us), hist[b]});
+  }
+  return out;
+}
+
+void add_histogram_json(const nlohmann::ordered_json& json, LatencyHistogram& hist) {
+  if (!json.is_array()) return;
+  for (const auto& entry : json) {
+    if (!entry.is_array() || entry.size() != 3 || !entry[0].is_number() || !entry[2].is_number_integer() ||
+        entry[2].get<std::int64_t>() < 0)
+      continue;
+    const double low = entry[0].get<double>();
+    if (!(low >= 0 && low < 1e12)) continue;
+    std::uint32_t b = pyebpf_latency_bucket(static_cast<std::uint64_t>(low));
+    if (latency_bucket_range(b).low_us == low) hist[b] += entry[2].get<std::uint64_t>();
+  }
+}
+
+void RecordedLatency::merge(const RecordedLatency& other) {
+  count += other.count;
+  total_ms += other.total_ms;
+  max_ms = std::max(max_ms, other.max_ms);
+  add_buckets(hist, other.hist);
 }
 
 }  // namespace pyebpf::trackers

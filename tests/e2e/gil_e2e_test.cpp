@@ -3,8 +3,11 @@
 // each interpreter offers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <regex>
+#include <set>
 
 #include "harness.hpp"
 
@@ -133,7 +136,7 @@ TEST_P(GilE2E, WaitsMatchWhatWaitersMeasureWithHolderNamedAndItsStack) {
 // scan at start rather than from the thread-creation tracepoint.
 TEST_P(GilE2E, HolderStartedBeforeAttachIsIdentified) {
   Workload workload(GetParam().python, "gil_waits.py", {"40", "0.005", "2", "early"});
-  Pyebpf pyebpf(args(workload.pid()));
+  Pyebpf pyebpf(args(workload.pid(), {"--gil-min-wait-ms", "1"}));
   Json truth = run(workload, {&pyebpf});
   const long holder = truth.at("ids").at("GilHolder").get<long>();
   auto events = pyebpf.events("gil_wait");
@@ -218,6 +221,103 @@ TEST_P(GilE2E, ThresholdFlagsFilterWaitsAndStacksAsDocumented) {
   std::size_t reference_with_stacks = 0;
   for (const auto& e : reference) reference_with_stacks += e.at("waiter_py_stack_depth").get<int>() > 0;
   EXPECT_GE(reference_with_stacks, reference.size() * 9 / 10);
+}
+
+// A number in pyebpf's stderr: the first group of `pattern`, -1 if absent.
+double number_in(const std::string& text, const std::string& pattern) {
+  std::smatch m;
+  if (!std::regex_search(text, m, std::regex(pattern))) return -1;
+  return std::stod(m[1].str());
+}
+
+// What the gil_stats records of one run add up to.
+struct GilStatsSums {
+  std::uint64_t waits = 0, reported = 0;
+  double total_ms = 0, max_ms = 0;
+  std::set<std::string> intervals;
+};
+
+GilStatsSums sum_gil_stats(const std::vector<Json>& records) {
+  GilStatsSums sums;
+  for (const auto& e : records) {
+    SCOPED_TRACE(e.dump());
+    const auto waits = e.at("waits").get<std::uint64_t>();
+    EXPECT_GT(waits, 0u) << "intervals without waits are not emitted";
+    sums.waits += waits;
+    sums.reported += e.at("reported").get<std::uint64_t>();
+    sums.total_ms += e.at("total_wait_ms").get<double>();
+    sums.max_ms = std::max(sums.max_ms, e.at("max_ms").get<double>());
+    EXPECT_LE(e.at("p50_ms").get<double>(), e.at("p90_ms").get<double>());
+    EXPECT_LE(e.at("p90_ms").get<double>(), e.at("p99_ms").get<double>());
+    EXPECT_LE(e.at("p99_ms").get<double>(), e.at("max_ms").get<double>());
+    std::uint64_t in_histogram = 0;
+    for (const auto& bucket : e.at("histogram")) in_histogram += bucket.at(2).get<std::uint64_t>();
+    EXPECT_EQ(in_histogram, waits);
+    sums.intervals.insert(e.at("ts").get<std::string>());
+  }
+  return sums;
+}
+
+// Every contended wait is counted in BPF whatever the threshold: the gil_stats
+// records (several intervals) add up exactly to the summary's counts and to
+// the events of an instance that reports every wait, and their percentiles
+// are those of the waits themselves. One waiter beside a thread that never
+// yields (switch interval 10 ms), over ~2 s.
+TEST_P(GilE2E, StatsCountEveryWaitExactlyWithTheMeasuredDistribution) {
+  Workload workload(GetParam().python, "gil_waits.py", {"150", "0.01", "1", "late"});
+  Pyebpf every(args(workload.pid(), {"--gil-min-wait-ms", "0", "--gil-stats-interval", "1"}));
+  Pyebpf usual(args(workload.pid(), {"--gil-min-wait-ms", "1", "--gil-stats-interval", "1"}));
+  Json truth = run(workload, {&every, &usual});
+  const std::string err = every.stderr_text();
+
+  const GilStatsSums all = sum_gil_stats(every.events("gil_stats"));
+  const auto events = every.events("gil_wait");
+  EXPECT_GE(all.intervals.size(), 2u) << "--gil-stats-interval 1 over ~2 s makes several intervals";
+  // Exact: the records are the summary's counts, and at threshold 0 every
+  // counted wait is an event (none lost).
+  EXPECT_NE(err.find(" 0 lost (ring buffer full)"), std::string::npos) << err;
+  EXPECT_EQ(number_in(err, R"(gil: \d+ hook hits, (\d+) GIL waits)"), static_cast<double>(all.waits)) << err;
+  EXPECT_EQ(number_in(err, R"(in (\d+) gil_stats records)"), static_cast<double>(every.events("gil_stats").size()));
+  EXPECT_NEAR(number_in(err, R"(GIL waits \(([0-9.]+) s in total)") * 1000, all.total_ms, 0.5 + all.waits * 0.001);
+  EXPECT_EQ(all.reported, all.waits);
+  EXPECT_EQ(events.size(), all.waits);
+  double events_ms = 0, events_max = 0;
+  for (const auto& e : events) {
+    events_ms += e.at("duration_ms").get<double>();
+    events_max = std::max(events_max, e.at("duration_ms").get<double>());
+  }
+  EXPECT_NEAR(events_ms, all.total_ms, all.waits * 0.001 + 0.01);
+  EXPECT_NEAR(events_max, all.max_ms, 0.002);
+  // The report counts every wait, from the same records.
+  EXPECT_NE(err.find("[gil_stats: " + std::to_string(all.waits) + " waits,"), std::string::npos) << err;
+
+  // The distribution: at threshold 0 every wait is an event with its exact
+  // duration, so the report's percentiles, read from the merged histograms,
+  // must fall in the bucket of the true ones (buckets are at most 25 % wide).
+  std::vector<double> durations;
+  for (const auto& e : events) durations.push_back(e.at("duration_ms").get<double>());
+  std::sort(durations.begin(), durations.end());
+  ASSERT_FALSE(durations.empty());
+  for (const auto& [name, q] : {std::pair{"p50", 0.5}, std::pair{"p90", 0.9}, std::pair{"p99", 0.99}}) {
+    const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(durations.size())));
+    const double truth_q = durations[std::max<std::size_t>(rank, 1) - 1];
+    const double from_histogram = number_in(err, std::string("every wait: .*? ") + name + " ([0-9.]+) ms");
+    EXPECT_NEAR(from_histogram, truth_q, truth_q * 0.25 + 0.002) << name << "\n" << err;
+  }
+  // And the workload's own measurement: the waiter's waits are among them.
+  const double waiter_ms = truth.at("waited_ms").at("Waiter-0").get<double>();
+  EXPECT_GE(all.total_ms, waiter_ms * 0.75) << "the waits the waiter measured are in gil_stats";
+
+  // At a threshold, the same waits are counted; only those at or above it are
+  // events, and each one is.
+  const GilStatsSums usual_sums = sum_gil_stats(usual.events("gil_stats"));
+  const std::string usual_err = usual.stderr_text();
+  EXPECT_NE(usual_err.find(" 0 lost (ring buffer full)"), std::string::npos) << usual_err;
+  EXPECT_EQ(usual.events("gil_wait").size(), usual_sums.reported);
+  EXPECT_NEAR(static_cast<double>(usual_sums.waits), static_cast<double>(all.waits), all.waits * 0.02 + 2);
+  const auto long_waits = std::count_if(events.begin(), events.end(),
+                                        [](const Json& e) { return e.at("duration_ms").get<double>() >= 1.0; });
+  EXPECT_NEAR(static_cast<double>(usual_sums.reported), static_cast<double>(long_waits), long_waits * 0.02 + 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Pythons, GilE2E, ::testing::ValuesIn(gil_cases()),

@@ -10,6 +10,7 @@
 #include "binary/elf_file.hpp"
 #include "btf_layout.hpp"
 #include "gc.skel.h"
+#include "interval_stats_support.hpp"
 #include "pyebpf/error.hpp"
 #include "python/offsets.hpp"
 #include "row_names.hpp"
@@ -197,15 +198,9 @@ TEST_F(GcDecoding, WhatTheHookCouldNotSeeIsLeftOut) {
 // longest in the slot of interval `epoch`.
 pyebpf_gc_stats cpu_totals(std::initializer_list<std::uint64_t> durations_us, std::uint32_t epoch) {
   pyebpf_gc_stats s{};
-  for (std::uint64_t us : durations_us) {
-    ++s.count;
-    ++s.timed;
-    s.total_ns += us * 1000;
-    s.collected += 10;
-    ++s.hist[pyebpf_latency_bucket(us)];
-    s.max_ns[epoch & 1] = std::max<std::uint64_t>(s.max_ns[epoch & 1], us * 1000);
-  }
-  s.max_epoch[epoch & 1] = epoch;
+  s.pauses = test::cpu_durations(durations_us, epoch);
+  s.count = s.pauses.count;
+  s.collected = 10 * static_cast<std::int64_t>(s.count);
   return s;
 }
 
@@ -214,9 +209,9 @@ TEST(GcTotals, IntervalsAreDifferencesAndTheirSumIsExact) {
   first.add(cpu_totals({10, 20, 30}, 0), 0);
   first.add(cpu_totals({40}, 0), 0);
   EXPECT_EQ(first.count, 4u);
-  EXPECT_EQ(first.total_ns, 100'000u);
+  EXPECT_EQ(first.pauses.total_ns, 100'000u);
   EXPECT_EQ(first.collected, 40);
-  EXPECT_EQ(first.max_ns, 40'000u);
+  EXPECT_EQ(first.pauses.max_ns, 40'000u);
 
   // Interval 1: CPU 0 gains a 5 ms pause; CPU 1 nothing, its max slot is
   // interval 0's and must not count.
@@ -225,11 +220,11 @@ TEST(GcTotals, IntervalsAreDifferencesAndTheirSumIsExact) {
   second.add(cpu_totals({40}, 0), 1);
   GcTotals d = second.since(first);
   EXPECT_EQ(d.count, 1u);
-  EXPECT_EQ(d.total_ns, 5'000'000u);
+  EXPECT_EQ(d.pauses.total_ns, 5'000'000u);
   EXPECT_EQ(d.collected, 10);
-  EXPECT_EQ(d.max_ns, 5'000'000u);
+  EXPECT_EQ(d.pauses.max_ns, 5'000'000u);
   std::uint64_t in_hist = 0;
-  for (auto n : d.hist) in_hist += n;
+  for (auto n : d.pauses.hist) in_hist += n;
   EXPECT_EQ(in_hist, 1u);
 }
 
@@ -238,15 +233,15 @@ TEST(GcTotals, RecordHasExactCountsAndPercentilesWithinTheBuckets) {
   pyebpf_gc_stats cpu = cpu_totals({}, 3);
   for (int i = 0; i < 99; ++i) {
     ++cpu.count;
-    ++cpu.timed;
-    cpu.total_ns += 100'000;
-    ++cpu.hist[pyebpf_latency_bucket(100)];
+    ++cpu.pauses.count;
+    cpu.pauses.total_ns += 100'000;
+    ++cpu.pauses.hist[pyebpf_latency_bucket(100)];
   }
   ++cpu.count;
-  ++cpu.timed;
-  cpu.total_ns += 7'000'000;
-  ++cpu.hist[pyebpf_latency_bucket(7000)];
-  cpu.max_ns[1] = 7'000'000;
+  ++cpu.pauses.count;
+  cpu.pauses.total_ns += 7'000'000;
+  ++cpu.pauses.hist[pyebpf_latency_bucket(7000)];
+  cpu.pauses.max_ns[1] = 7'000'000;
   cpu.collected = 1234;
   cpu.uncollectable = 2;
   t.add(cpu, 3);
@@ -345,13 +340,15 @@ TEST(GcStructs, MatchTheEmbeddedObject) {
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats_key, generation);
   EXPECT_SAME_SIZE(t, pyebpf_gc_stats);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats, count);
-  EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats, timed);
-  EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats, total_ns);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats, collected);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats, uncollectable);
-  EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats, max_ns);
-  EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats, max_epoch);
-  EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats, hist);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_stats, pauses);
+  EXPECT_SAME_SIZE(t, pyebpf_interval_stats);
+  EXPECT_SAME_LAYOUT(t, pyebpf_interval_stats, count);
+  EXPECT_SAME_LAYOUT(t, pyebpf_interval_stats, total_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_interval_stats, max_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_interval_stats, max_epoch);
+  EXPECT_SAME_LAYOUT(t, pyebpf_interval_stats, hist);
 
   EXPECT_SAME_SIZE(t, pyebpf_gc_gen_stats);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen_stats, collected);

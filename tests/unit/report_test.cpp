@@ -187,6 +187,42 @@ TEST(Report, GcStatsCountEveryCollection) {
   EXPECT_NE(gen2.find("30.000 30.000 30.000 30.000"), std::string::npos) << text;  // capped by the exact max
 }
 
+// gil_stats records count every wait: the section's numbers come from them
+// (two intervals merge, histograms included); the gil_wait events, only the
+// waits at or above the threshold, still name the holders.
+TEST(Report, GilStatsCountEveryWait) {
+  Report r = app::make_report();
+  auto stats = [&](std::uint64_t waits, double total_ms, double max_ms, std::uint64_t reported, Json histogram) {
+    Json e = thread_event("gil_stats", "Waiter-1", 2);
+    e["interval_s"] = 10.0;
+    e["waits"] = waits;
+    e["total_wait_ms"] = total_ms;
+    e["p50_ms"] = 0;
+    e["p90_ms"] = 0;
+    e["p99_ms"] = 0;
+    e["max_ms"] = max_ms;
+    e["reported"] = reported;
+    e["histogram"] = std::move(histogram);
+    feed(r, e);
+  };
+  stats(600, 60.0, 0.11, 0, Json::array({Json::array({96, 112, 600})}));
+  stats(400, 41.0, 1.2, 1, Json::array({Json::array({96, 112, 399}), Json::array({1024, 1280, 1})}));
+  Json wait = thread_event("gil_wait", "Waiter-1", 2);
+  wait["duration_ms"] = 1.2;
+  wait["holder_tid"] = 9;
+  wait["holder_thread_name"] = "CpuHog";
+  wait["holder_py_stack"] = "run (h.py:1);crunch (/srv/h.py:22)";
+  feed(r, wait);
+  std::string text = r.render();
+  expect_fits(text);
+  EXPECT_NE(text.find("[gil_stats: 1000 waits, 101.0 ms; gil_wait: 1 waits]"), std::string::npos) << text;
+  EXPECT_NE(text.find("every wait: total 101.0 ms, p50 0.104 ms, p90 0.110 ms, p99 0.112 ms, max 1.200 ms"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("1 at or above --gil-min-wait-ms"), std::string::npos) << text;
+  EXPECT_NE(line_with(text, "CpuHog").find("1.200 1 CpuHog"), std::string::npos) << text;
+}
+
 TEST(Report, OffCpuReasonsWhicheverStackOrder) {
   Report r = app::make_report();
   auto off = [&](const char* thread, double ms, Json kernel, const char* state = "S") {
