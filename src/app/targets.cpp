@@ -88,7 +88,7 @@ std::optional<std::string> Targets::thread_name(pid_t pid, std::uint64_t thread_
                                                 bool fresh) {
   auto* p = python(pid);
   if (!p || !thread_ident) return std::nullopt;
-  if (fresh) p->thread_names().refresh(thread_ident);
+  if (fresh) p->thread_names().refresh();
   return p->thread_names().name(thread_ident, ns_tid);
 }
 

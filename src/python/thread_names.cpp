@@ -38,26 +38,13 @@ std::optional<ThreadNames::Insertions> ThreadNames::active_insertions() const {
   return Insertions{*keys, *nentries};
 }
 
-void ThreadNames::refresh(std::uint64_t thread_ident) {
-  const std::uint64_t now = monotonic_ns();
-  const bool full = now - last_full_ns_ > kMaxAgeNs;
-  last_refresh_ns_ = now;
-  if (full) last_full_ns_ = now;
+void ThreadNames::refresh() {
+  last_refresh_ns_ = monotonic_ns();
   auto active = active_dict();
   if (!active) return;
   insertions_at_refresh_ = active_insertions().value_or(Insertions{});
   Names fresh;
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> entries;
   objects_.for_each_dict_item(*active, [&](std::uint64_t key, std::uint64_t thread) {
-    if (!full) {
-      auto known = entries_.find({key, thread});
-      auto named = known == entries_.end() ? names_.end() : names_.find(known->second);
-      if (named != names_.end() && known->second != thread_ident) {
-        fresh.insert(*named);
-        entries.insert(*known);
-        return;
-      }
-    }
     auto ident = objects_.read_int(key);
     if (!ident) return;
     // _active maps each Thread's _ident to it: a Thread whose own _ident
@@ -75,12 +62,8 @@ void ThreadNames::refresh(std::uint64_t thread_ident) {
       native_id = static_cast<std::uint32_t>(objects_.read_int(*id_obj).value_or(0));
     }
     fresh[static_cast<std::uint64_t>(*ident)] = Named{std::move(*name), native_id};
-    entries[{key, thread}] = static_cast<std::uint64_t>(*ident);
   });
-  if (!fresh.empty()) {
-    names_ = std::move(fresh);
-    entries_ = std::move(entries);
-  }
+  if (!fresh.empty()) names_ = std::move(fresh);
 }
 
 ThreadNames::Names::const_iterator ThreadNames::find(std::uint64_t thread_ident, std::uint32_t native_id) const {
@@ -95,7 +78,7 @@ std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident, std::ui
   std::uint64_t now = monotonic_ns();
   const std::pair key{thread_ident, native_id};
   auto it = find(thread_ident, native_id);
-  bool want = now - last_full_ns_ > kMaxAgeNs;
+  bool want = now - last_refresh_ns_ > kMaxAgeNs;
   bool inserted = false;
   auto miss = unnamed_.end();
   if (it == names_.end()) {
@@ -111,7 +94,7 @@ std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident, std::ui
     inserted = active_insertions().value_or(insertions_at_refresh_) != insertions_at_refresh_;
   }
   if (inserted || (want && now - last_refresh_ns_ > kMinRefreshNs)) {
-    refresh(thread_ident);
+    refresh();
     it = find(thread_ident, native_id);
     if (it != names_.end()) {
       unnamed_.erase(key);

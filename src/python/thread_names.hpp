@@ -26,13 +26,6 @@ namespace pyebpf::python {
 // a name) retry with a backoff from kFirstRetryNs doubling to kMaxRetryNs, or
 // at once when _active had an insertion since the last read; and
 // re-read when the names are older than kMaxAgeNs so renames are seen.
-//
-// Reading one Thread's attributes takes ~60 reads of the target's memory (its
-// instance dict's keys are compared one by one), so a read of _active keeps
-// what the last one found for the same (ident object, Thread object) pair
-// and reads only new pairs and the thread being asked about: with 500
-// threads, a refresh is a few reads instead of 30,000 (the whole table is
-// read again only when older than kMaxAgeNs).
 class ThreadNames {
  public:
   // `leader_ns_tid`: the process's pid in its own pid namespace.
@@ -40,8 +33,7 @@ class ThreadNames {
 
   // `native_id`: the thread's tid in its own pid namespace, 0 if unknown.
   std::optional<std::string> name(std::uint64_t thread_ident, std::uint32_t native_id);
-  // Reads _active again now, `thread_ident`'s entry included (see above).
-  void refresh(std::uint64_t thread_ident);
+  void refresh();
 
  private:
   std::optional<std::uint64_t> active_dict();
@@ -76,10 +68,7 @@ class ThreadNames {
     std::uint64_t backoff_ns;
   };
   std::map<std::pair<std::uint64_t, std::uint32_t>, Retry> unnamed_;  // by (ident, native id)
-  // _active's entries at the last read: (key, value) addresses -> ident.
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> entries_;
   std::uint64_t last_refresh_ns_ = 0;
-  std::uint64_t last_full_ns_ = 0;  // when every entry was last read
   Insertions insertions_at_refresh_;
 };
 
