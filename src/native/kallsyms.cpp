@@ -16,7 +16,7 @@ namespace {
 constexpr std::uint64_t kMaxFunctionSpan = 1 << 20;
 
 // Calls fn(address, name, module) for each text symbol (t/T/w/W) in kallsyms
-// text; lines that do not parse are skipped. fn returns false to stop.
+// text; lines that do not parse are skipped.
 template <typename Fn>
 void for_each_text_symbol(std::string_view text, Fn&& fn) {
   while (!text.empty()) {
@@ -36,7 +36,7 @@ void for_each_text_symbol(std::string_view text, Fn&& fn) {
       module = module.substr(1, module.size() - 2);
     else
       module = {};
-    if (!fn(address, name, module)) return;
+    fn(address, name, module);
   }
 }
 
@@ -46,12 +46,7 @@ template <typename Fn>
 void for_each_file_symbol(const std::string& path, Fn&& fn) {
   std::ifstream in(path);
   std::string line;
-  bool more = true;
-  while (more && std::getline(in, line)) {
-    for_each_text_symbol(line, [&](std::uint64_t address, std::string_view name, std::string_view module) {
-      return more = fn(address, name, module);
-    });
-  }
+  while (std::getline(in, line)) for_each_text_symbol(line, fn);
 }
 
 }  // namespace
@@ -92,7 +87,6 @@ Kallsyms Kallsyms::parse(std::string_view text) {
   Kallsyms out;
   for_each_text_symbol(text, [&](std::uint64_t address, std::string_view name, std::string_view module) {
     out.add(address, name, module);
-    return true;
   });
   out.finish();
   return out;
@@ -102,7 +96,6 @@ Kallsyms Kallsyms::load(const std::string& path) {
   Kallsyms out;
   for_each_file_symbol(path, [&](std::uint64_t address, std::string_view name, std::string_view module) {
     out.add(address, name, module);
-    return true;
   });
   out.finish();
   return out;

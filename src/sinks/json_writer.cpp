@@ -32,7 +32,6 @@ constexpr bool needs_no_escape(unsigned char c) {
 
 // Appends `text` escaped as nlohmann does with ensure_ascii off; false (with
 // `out` partly written) at the first byte that is not valid UTF-8.
-
 bool append_escaped(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::size_t i = 0;
