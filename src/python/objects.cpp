@@ -159,14 +159,16 @@ std::optional<ObjectReader::DictView> ObjectReader::view_keys(std::uint64_t keys
   return view;
 }
 
-bool ObjectReader::for_each_entry(const DictView& view, const std::function<void(std::uint64_t, std::uint64_t)>& visit,
-                                  std::size_t max_items) const {
+std::optional<ObjectReader::DictEntries> ObjectReader::read_entries(const DictView& view, std::uint64_t keys,
+                                                                    std::size_t max_items) const {
+  DictEntries out{keys, view.count, {}};
   std::size_t count = std::min(view.count, max_items);
-  if (count == 0) return true;
+  if (count == 0) return out;
   auto entries = memory_.read_bytes(view.entries, count * view.entry_size);
-  if (!entries) return false;
+  if (!entries) return std::nullopt;
   std::optional<std::vector<std::uint8_t>> values;
-  if (view.values && !(values = memory_.read_bytes(view.values, count * 8))) return false;
+  if (view.values && !(values = memory_.read_bytes(view.values, count * 8))) return std::nullopt;
+  out.slots.resize(count);
   for (std::size_t i = 0; i < count; ++i) {
     std::uint64_t key, value;
     std::memcpy(&key, entries->data() + i * view.entry_size + view.key_offset, 8);
@@ -174,61 +176,75 @@ bool ObjectReader::for_each_entry(const DictView& view, const std::function<void
       std::memcpy(&value, values->data() + i * 8, 8);
     else
       std::memcpy(&value, entries->data() + i * view.entry_size + view.value_offset, 8);
-    if (key && value) visit(key, value);  // deleted entries have NULL key or value
+    if (key && value) out.slots[i] = {key, value};  // deleted entries have NULL key or value
   }
-  return true;
+  return out;
 }
 
-std::optional<std::uint64_t> ObjectReader::get_from_view(const DictView& view, const std::string& key) const {
-  std::optional<std::uint64_t> found;
-  for_each_entry(
-      view,
-      [&](std::uint64_t k, std::uint64_t v) {
-        if (!found && read_str(k, key.size() + 1) == key) found = v;
-      },
-      1 << 16);
+std::vector<std::optional<std::uint64_t>> ObjectReader::find_str_keys(const DictEntries& entries,
+                                                                      const std::vector<std::string_view>& names) const {
+  std::vector<std::optional<std::uint64_t>> found(names.size());
+  std::size_t longest = 0;
+  for (auto name : names) longest = std::max(longest, name.size());
+  std::size_t missing = names.size();
+  for (auto [key, value] : entries.slots) {
+    if (!missing) break;
+    if (!key) continue;
+    auto text = read_str(key, longest + 1);  // each key read once, whatever the number of names
+    if (!text) continue;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (!found[i] && *text == names[i]) {
+        found[i] = value;
+        --missing;
+      }
+    }
+  }
   return found;
 }
 
-bool ObjectReader::for_each_dict_item(std::uint64_t dict,
-                                      const std::function<void(std::uint64_t, std::uint64_t)>& visit,
-                                      std::size_t max_items) const {
-  if (!dict || (types_.dict && type_of(dict) != types_.dict)) return false;
+std::optional<ObjectReader::DictEntries> ObjectReader::dict_entries(std::uint64_t dict, std::size_t max_items) const {
+  if (!dict || (types_.dict && type_of(dict) != types_.dict)) return std::nullopt;
   auto keys = memory_.read_u64(dict + offsets_.require("dict.keys"));
   auto values = memory_.read_u64(dict + offsets_.require("dict.values"));
-  if (!keys || !values) return false;
+  if (!keys || !values) return std::nullopt;
   auto view = view_keys(*keys, *values);
-  return view && for_each_entry(*view, visit, max_items);
+  if (!view) return std::nullopt;
+  return read_entries(*view, *keys, max_items);
 }
 
-std::optional<std::uint64_t> ObjectReader::dict_get(std::uint64_t dict, const std::string& key) const {
-  std::optional<std::uint64_t> found;
-  for_each_dict_item(dict, [&](std::uint64_t k, std::uint64_t v) {
-    if (!found && read_str(k, key.size() + 1) == key) found = v;
-  });
-  return found;
+std::optional<std::uint64_t> ObjectReader::dict_get(std::uint64_t dict, std::string_view key) const {
+  auto entries = dict_entries(dict);
+  if (!entries) return std::nullopt;
+  return find_str_keys(*entries, {key})[0];
 }
 
-std::optional<std::uint64_t> ObjectReader::instance_attr(std::uint64_t obj, const std::string& name) const {
+std::vector<std::optional<std::uint64_t>> ObjectReader::instance_attrs(
+    std::uint64_t obj, const std::vector<std::string_view>& names) const {
+  using Found = std::vector<std::optional<std::uint64_t>>;
+  const Found none(names.size());
   auto type = type_of(obj);
-  if (!type || !*type) return std::nullopt;
+  if (!type || !*type) return none;
   auto flags = memory_.read_u64(*type + offsets_.require("type.flags"));
   auto dictoffset = memory_.read_value<std::int64_t>(*type + offsets_.require("type.dictoffset"));
   auto basicsize = memory_.read_value<std::int64_t>(*type + offsets_.require("type.basicsize"));
-  if (!flags || !dictoffset || !basicsize) return std::nullopt;
+  if (!flags || !dictoffset || !basicsize) return none;
 
-  auto from_values = [&](std::uint64_t values) -> std::optional<std::uint64_t> {
+  auto from_values = [&](std::uint64_t values) -> Found {
     // Split values share the keys cached on the heap type (ht_cached_keys).
     auto keys = memory_.read_u64(*type + offsets_.require("heaptype.cached_keys"));
-    if (!keys) return std::nullopt;
+    if (!keys) return none;
     auto view = view_keys(*keys, values);
-    if (!view) return std::nullopt;
-    return get_from_view(*view, name);
+    auto entries = view ? read_entries(*view, *keys, 1 << 16) : std::nullopt;
+    return entries ? find_str_keys(*entries, names) : none;
   };
-  auto from_dict_pointer = [&](std::uint64_t where) -> std::optional<std::uint64_t> {
+  auto from_dict = [&](std::uint64_t dict) -> Found {
+    auto entries = dict_entries(dict);
+    return entries ? find_str_keys(*entries, names) : none;
+  };
+  auto from_dict_pointer = [&](std::uint64_t where) -> Found {
     auto dict = memory_.read_u64(where);
-    if (!dict || !*dict) return std::nullopt;
-    return dict_get(*dict, name);
+    if (!dict || !*dict) return none;
+    return from_dict(*dict);
   };
 
   const int minor = version_.major == 3 ? version_.minor : 0;
@@ -248,18 +264,20 @@ std::optional<std::uint64_t> ObjectReader::instance_attr(std::uint64_t obj, cons
       // (char *)values - 1, so an odd word means values at word + 1
       // (Include/internal/pycore_object.h _PyDictOrValues_GetValues).
       auto dorv = memory_.read_u64(obj - 3 * 8);
-      if (!dorv || !*dorv) return std::nullopt;
+      if (!dorv || !*dorv) return none;
       if (*dorv & 1) return from_values(*dorv + 1);
-      return dict_get(*dorv, name);
+      return from_dict(*dorv);
     }
-    // 3.11: dict pointer at obj[-3], values pointer at obj[-4].
-    if (auto found = from_dict_pointer(obj - 3 * 8)) return found;
+    // 3.11: dict pointer at obj[-3] once materialised, else values at obj[-4].
+    auto dict = memory_.read_u64(obj - 3 * 8);
+    if (!dict) return none;
+    if (*dict) return from_dict(*dict);
     auto values = memory_.read_u64(obj - 4 * 8);
-    if (!values || !*values) return std::nullopt;
+    if (!values || !*values) return none;
     return from_values(*values);
   }
   if (*dictoffset > 0) return from_dict_pointer(obj + static_cast<std::uint64_t>(*dictoffset));
-  return std::nullopt;
+  return none;
 }
 
 }  // namespace pyebpf::python

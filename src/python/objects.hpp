@@ -5,6 +5,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "python/memory.hpp"
@@ -43,21 +45,29 @@ class ObjectReader {
   std::optional<std::vector<std::uint8_t>> read_bytes(std::uint64_t obj, std::size_t max_len = 1 << 20) const;
   // An int that fits in 64 bits (signed), e.g. a thread ident.
   std::optional<std::int64_t> read_int(std::uint64_t obj) const;
-  // Calls `visit(key, value)` for every item of a dict (up to `max_items`).
-  bool for_each_dict_item(std::uint64_t dict, const std::function<void(std::uint64_t, std::uint64_t)>& visit,
-                          std::size_t max_items = 1 << 16) const;
+  // A dict's entry table in insertion order: slot i holds the i-th insertion
+  // into this keys table, (0, 0) once deleted. A resize moves the entries to
+  // a new keys table, so (keys, slot) names one insertion.
+  struct DictEntries {
+    std::uint64_t keys = 0;
+    std::size_t used = 0;                                        // dk_nentries
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> slots;  // (key, value): the first `max_items` of `used`
+  };
+  std::optional<DictEntries> dict_entries(std::uint64_t dict, std::size_t max_items = 1 << 16) const;
   // Value of the str key `key` in a dict.
-  std::optional<std::uint64_t> dict_get(std::uint64_t dict, const std::string& key) const;
-  // An instance attribute stored in the object's __dict__ (or its inline /
-  // managed values on 3.11+), e.g. Thread._name.
-  std::optional<std::uint64_t> instance_attr(std::uint64_t obj, const std::string& name) const;
+  std::optional<std::uint64_t> dict_get(std::uint64_t dict, std::string_view key) const;
+  // Instance attributes stored in the object's __dict__ (or its inline /
+  // managed values on 3.11+), e.g. Thread._name, in the order of `names`:
+  // one pass over the object's keys for all of them.
+  std::vector<std::optional<std::uint64_t>> instance_attrs(std::uint64_t obj,
+                                                           const std::vector<std::string_view>& names) const;
 
  private:
   struct DictView;
   std::optional<DictView> view_keys(std::uint64_t keys, std::uint64_t values) const;
-  bool for_each_entry(const DictView& view, const std::function<void(std::uint64_t, std::uint64_t)>& visit,
-                      std::size_t max_items) const;
-  std::optional<std::uint64_t> get_from_view(const DictView& view, const std::string& key) const;
+  std::optional<DictEntries> read_entries(const DictView& view, std::uint64_t keys, std::size_t max_items) const;
+  std::vector<std::optional<std::uint64_t>> find_str_keys(const DictEntries& entries,
+                                                          const std::vector<std::string_view>& names) const;
 
   const ProcessMemory& memory_;
   const OffsetsRow& offsets_;

@@ -38,38 +38,59 @@ std::optional<ThreadNames::Insertions> ThreadNames::active_insertions() const {
   return Insertions{*keys, *nentries};
 }
 
-void ThreadNames::refresh() {
+ThreadNames::Slot ThreadNames::read_slot(std::uint64_t key, std::uint64_t thread) const {
+  Slot slot{key, thread, 0, std::nullopt};
+  auto ident = objects_.read_int(key);
+  if (!ident) return slot;
+  // _active maps each Thread's _ident to it: a Thread whose own _ident
+  // reads back differently is read with a layout that does not fit this
+  // build (instance dicts and inline values are not in _Py_DebugOffsets),
+  // and gets no name rather than a wrong one.
+  auto attrs = objects_.instance_attrs(thread, {"_ident", "_name", "_native_id"});
+  if (!attrs[0] || objects_.read_int(*attrs[0]) != ident || !attrs[1]) return slot;
+  auto name = objects_.read_str(*attrs[1], 256);
+  if (!name) return slot;
+  std::uint32_t native_id = 0;  // threading sets it before registering the thread (3.8+)
+  if (attrs[2]) native_id = static_cast<std::uint32_t>(objects_.read_int(*attrs[2]).value_or(0));
+  slot.ident = static_cast<std::uint64_t>(*ident);
+  slot.named = Named{std::move(*name), native_id};
+  return slot;
+}
+
+void ThreadNames::refresh(bool full) {
   last_refresh_ns_ = monotonic_ns();
   auto active = active_dict();
   if (!active) return;
-  insertions_at_refresh_ = active_insertions().value_or(Insertions{});
-  Names fresh;
-  objects_.for_each_dict_item(*active, [&](std::uint64_t key, std::uint64_t thread) {
-    auto ident = objects_.read_int(key);
-    if (!ident) return;
-    // _active maps each Thread's _ident to it: a Thread whose own _ident
-    // reads back differently is read with a layout that does not fit this
-    // build (instance dicts and inline values are not in _Py_DebugOffsets),
-    // and gets no name rather than a wrong one.
-    auto own_ident = objects_.instance_attr(thread, "_ident");
-    if (!own_ident || objects_.read_int(*own_ident) != ident) return;
-    auto name_obj = objects_.instance_attr(thread, "_name");
-    if (!name_obj) return;
-    auto name = objects_.read_str(*name_obj, 256);
-    if (!name) return;
-    std::uint32_t native_id = 0;  // threading sets it before registering the thread (3.8+)
-    if (auto id_obj = objects_.instance_attr(thread, "_native_id")) {
-      native_id = static_cast<std::uint32_t>(objects_.read_int(*id_obj).value_or(0));
-    }
-    fresh[static_cast<std::uint64_t>(*ident)] = Named{std::move(*name), native_id};
-  });
-  if (!fresh.empty()) names_ = std::move(fresh);
+  auto table = objects_.dict_entries(*active);
+  if (!table) return;
+  insertions_at_refresh_ = Insertions{table->keys, static_cast<std::int64_t>(table->used)};
+  if (full || table->keys != slots_keys_ || table->slots.size() < slots_.size()) {
+    slots_.clear();
+    last_full_ns_ = last_refresh_ns_;
+  }
+  std::vector<Slot> next(table->slots.size());
+  for (std::size_t i = 0; i < next.size(); ++i) {
+    auto [key, thread] = table->slots[i];
+    if (!key) continue;
+    // A Thread that could not be read stays unnamed until the next full
+    // read: with a layout that does not fit, re-reading every one of them
+    // at each insertion would cost what the incremental read saves.
+    if (i < slots_.size() && slots_[i].key == key && slots_[i].thread == thread)
+      next[i] = std::move(slots_[i]);
+    else
+      next[i] = read_slot(key, thread);
+  }
+  slots_keys_ = table->keys;
+  slots_ = std::move(next);
+  names_.clear();
+  for (const Slot& slot : slots_)
+    if (slot.named) names_[slot.ident] = &slot;
 }
 
 ThreadNames::Names::const_iterator ThreadNames::find(std::uint64_t thread_ident, std::uint32_t native_id) const {
   auto it = names_.find(thread_ident);
-  if (it == names_.end() || !native_id || !it->second.native_id || it->second.native_id == native_id ||
-      native_id == leader_ns_tid_)
+  if (it == names_.end() || !native_id || !it->second->named->native_id ||
+      it->second->named->native_id == native_id || native_id == leader_ns_tid_)
     return it;
   return names_.end();  // the same ident on another thread: the named one has exited since
 }
@@ -78,7 +99,8 @@ std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident, std::ui
   std::uint64_t now = monotonic_ns();
   const std::pair key{thread_ident, native_id};
   auto it = find(thread_ident, native_id);
-  bool want = now - last_refresh_ns_ > kMaxAgeNs;
+  bool stale = now - last_full_ns_ > kMaxAgeNs;
+  bool want = stale;
   bool inserted = false;
   auto miss = unnamed_.end();
   if (it == names_.end()) {
@@ -94,7 +116,7 @@ std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident, std::ui
     inserted = active_insertions().value_or(insertions_at_refresh_) != insertions_at_refresh_;
   }
   if (inserted || (want && now - last_refresh_ns_ > kMinRefreshNs)) {
-    refresh();
+    refresh(stale);
     it = find(thread_ident, native_id);
     if (it != names_.end()) {
       unnamed_.erase(key);
@@ -106,7 +128,7 @@ std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident, std::ui
     }
   }
   if (it == names_.end()) return std::nullopt;
-  return it->second.name;
+  return it->second->named->name;
 }
 
 }  // namespace pyebpf::python

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "python/objects.hpp"
 
@@ -26,6 +27,13 @@ namespace pyebpf::python {
 // a name) retry with a backoff from kFirstRetryNs doubling to kMaxRetryNs, or
 // at once when _active had an insertion since the last read; and
 // re-read when the names are older than kMaxAgeNs so renames are seen.
+//
+// A re-read reads only _active's new entries. Each insertion into a dict takes
+// the next slot of its keys table and a resize moves them all to a new table,
+// so a (keys table, slot) pair holding the same key and Thread pointers as at
+// the last read is the same registration. Addresses alone would not do: the
+// allocator gives a finished thread's Thread object and ident int to the next
+// thread, which registers in a new slot. Renames need the full re-read.
 class ThreadNames {
  public:
   // `leader_ns_tid`: the process's pid in its own pid namespace.
@@ -33,7 +41,8 @@ class ThreadNames {
 
   // `native_id`: the thread's tid in its own pid namespace, 0 if unknown.
   std::optional<std::string> name(std::uint64_t thread_ident, std::uint32_t native_id);
-  void refresh();
+  // Reads _active's entries added since the last read (all of them if `full`).
+  void refresh(bool full = false);
 
  private:
   std::optional<std::uint64_t> active_dict();
@@ -60,7 +69,18 @@ class ThreadNames {
     std::string name;
     std::uint32_t native_id;  // Thread._native_id, 0 if unset
   };
-  using Names = std::unordered_map<std::uint64_t, Named>;  // by ident
+  // One slot of _active's entry table as last read; `named` is empty for a
+  // deleted slot or a Thread that could not be read.
+  struct Slot {
+    std::uint64_t key = 0;
+    std::uint64_t thread = 0;
+    std::uint64_t ident = 0;
+    std::optional<Named> named;
+  };
+  Slot read_slot(std::uint64_t key, std::uint64_t thread) const;
+  std::uint64_t slots_keys_ = 0;  // the keys table `slots_` were read from
+  std::vector<Slot> slots_;
+  using Names = std::unordered_map<std::uint64_t, const Slot*>;  // by ident, into slots_
   Names::const_iterator find(std::uint64_t thread_ident, std::uint32_t native_id) const;
   Names names_;
   struct Retry {
@@ -69,6 +89,7 @@ class ThreadNames {
   };
   std::map<std::pair<std::uint64_t, std::uint32_t>, Retry> unnamed_;  // by (ident, native id)
   std::uint64_t last_refresh_ns_ = 0;
+  std::uint64_t last_full_ns_ = 0;
   Insertions insertions_at_refresh_;
 };
 
