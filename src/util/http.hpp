@@ -21,7 +21,8 @@ struct HttpResponse {
   bool ok() const { return status >= 200 && status < 300; }
 };
 
-// A blocking HTTP client over libcurl, one connection kept alive between
+// A blocking HTTP client over libcurl (loaded at first use; a missing libcurl
+// is a pyebpf::Error naming the package), one connection kept alive between
 // requests. Not thread-safe: one per thread. Credentials are given to curl
 // only (Basic auth), never formatted into URLs or messages.
 class HttpClient {
