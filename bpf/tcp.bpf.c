@@ -95,9 +95,15 @@ static __always_inline void tcp_submit(void *record)
 	bpf_ringbuf_submit(record, pyebpf_rb_wakeup_flags(&events, last, RB_BATCH_BYTES, RB_MIN_WAKEUP_GAP_NS));
 }
 
-/* Socket -> owning thread. Sized by user space (host scope needs more). */
+/* Socket -> owning thread. Sized by user space (host scope needs more).
+ * Not preallocated, like seed_inodes and listeners: a preallocated hash fills
+ * its free lists when created, 20-40 ms of pyebpf's start-up for 65,536
+ * entries, and holds all that kernel memory from then on. Entries are made in
+ * process and softirq context (no perf_event program uses these maps), where
+ * run-time allocation is allowed on every kernel pyebpf supports. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, __u64);
 	__type(value, struct pyebpf_tcp_owner);
@@ -107,6 +113,7 @@ struct {
  * unknown), filled by user space and matched by the seed_owners iterator. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* see owners */
 	__uint(max_entries, 65536);
 	__type(key, __u64);
 	__type(value, struct pyebpf_tcp_owner);
@@ -133,6 +140,7 @@ struct listening {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* see owners */
 	__uint(max_entries, 16384);
 	__type(key, struct listen_key);
 	__type(value, struct listening);
