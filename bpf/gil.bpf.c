@@ -33,12 +33,14 @@
 #include <bpf/bpf_tracing.h>
 #include "gil.h"
 #include "interval_stats.bpf.h"
+#include "ringbuf.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u64 targ_min_wait_ns = 1000000;
 const volatile __u64 targ_py_min_ns = 0;
 const volatile bool targ_py_enable = true;
+const volatile __u64 targ_wakeup_bytes = 256 * 1024; /* a quarter of the ring, set by user space */
 
 /* A record older than this when its thread next waits was left by a wait
  * whose end was missed (the thread was preempted between two rounds of the
@@ -279,7 +281,8 @@ static __always_inline void end_wait(const struct pyebpf_gil_proc *gp, __u32 tgi
 	barrier_var(size); /* keep the bound check on the register the helper gets */
 	if (size > sizeof(*ev))
 		size = sizeof(*ev);
-	if (bpf_ringbuf_output(&events, ev, size, 0)) {
+	if (bpf_ringbuf_output(&events, ev, size,
+			       pyebpf_rb_wakeup_flags(&events, targ_wakeup_bytes, PYEBPF_GIL_WAKEUP_GAP_NS))) {
 		pyebpf_count(PYEBPF_CNT_RINGBUF_FULL);
 		return;
 	}

@@ -74,6 +74,14 @@ struct pyebpf_gil_event {
 #define PYEBPF_GIL_EVENT_FIXED_BYTES	     (sizeof(struct pyebpf_gil_event) - sizeof(struct pyebpf_py_stack))
 #define PYEBPF_GIL_EVENT_BYTES(holder_depth) (PYEBPF_GIL_EVENT_FIXED_BYTES + PYEBPF_STACK_BYTES(holder_depth))
 
+/* While events stream in, BPF wakes the reader at most once per
+ * PYEBPF_GIL_WAKEUP_GAP_NS (or once a quarter of the ring is waiting); a lone
+ * event at once. The reader also drains every PYEBPF_GIL_POLL_MS, for the
+ * tail of a stream. A wakeup per event cost the 500-thread convoy ~650
+ * wakeups/s, three system calls each (strace -c). */
+#define PYEBPF_GIL_WAKEUP_GAP_NS (10 * 1000 * 1000)
+#define PYEBPF_GIL_POLL_MS	 50
+
 /* Key and value of thread_ids: which host thread has a given thread pointer. */
 struct pyebpf_gil_thread_key {
 	__u32 tgid;

@@ -74,25 +74,10 @@ struct pyebpf_tcp_accept_event *const volatile accept_btf_anchor = 0;
 struct pyebpf_tcp_loss_event *const volatile loss_btf_anchor = 0;
 struct pyebpf_tcp_thread_event *const volatile thread_btf_anchor = 0;
 
-/* Last ring buffer wakeup (ringbuf.bpf.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} last_wakeup SEC(".maps");
-
 static __always_inline void tcp_submit(void *record)
 {
-	__u32 zero = 0;
-	__u64 *last = bpf_map_lookup_elem(&last_wakeup, &zero);
-
 	pyebpf_count(PYEBPF_CNT_EVENTS);
-	if (!last) {
-		bpf_ringbuf_submit(record, 0);
-		return;
-	}
-	bpf_ringbuf_submit(record, pyebpf_rb_wakeup_flags(&events, last, RB_BATCH_BYTES, RB_MIN_WAKEUP_GAP_NS));
+	bpf_ringbuf_submit(record, pyebpf_rb_wakeup_flags(&events, RB_BATCH_BYTES, RB_MIN_WAKEUP_GAP_NS));
 }
 
 /* Socket -> owning thread. Sized by user space (host scope needs more).

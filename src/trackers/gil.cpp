@@ -226,6 +226,7 @@ void GilTracker::start(TrackerContext& ctx) {
                                  ? bpf::ring_bytes_for(4000.0 * PYEBPF_GIL_EVENT_BYTES(PYEBPF_MAX_FRAMES), 0.1)
                                  : 4u << 20;
   bpf_map__set_max_entries(skel_->maps.events, ring);
+  skel_->rodata->targ_wakeup_bytes = ring / 4;
   // Both hooks stay loaded whatever the targets at start use: a process found
   // later (another CPython build) may need the other.
   skel_.load(ctx.shared_maps);
@@ -259,7 +260,8 @@ void GilTracker::start(TrackerContext& ctx) {
   scan_threads();
 
   events_.emplace(
-      skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gil");
+      skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gil",
+      std::chrono::milliseconds(PYEBPF_GIL_POLL_MS));
   spdlog::info(
       "gil: every wait counted in BPF, gil_stats every {} s; gil_wait events for waits >= {} ms; Python "
       "stacks {}",
