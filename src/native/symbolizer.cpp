@@ -71,30 +71,27 @@ const procfs::Mapping* NativeSymbolizer::mapping_of(std::uint64_t address) {
 stack::NativeFrame NativeSymbolizer::frame(std::uint64_t address, bool return_address) {
   using Kind = stack::NativeFrame::Kind;
   std::uint64_t lookup = return_address && address > 0 ? address - 1 : address;
-  if (auto it = cache_.find(lookup); it != cache_.end()) {
-    ++resolved_;
-    return it->second;
-  }
+  auto count = [this](const stack::NativeFrame& f) {
+    ++(f.kind == Kind::Symbol ? resolved_ : unresolved_);
+    return f;
+  };
+  if (auto it = cache_.find(lookup); it != cache_.end()) return count(it->second);
   const procfs::Mapping* m = mapping_of(lookup);
-  if (!m) {
-    ++unresolved_;
-    return {Kind::Address, {}, {}, address};
-  }
+  if (!m) return count({Kind::Address, {}, {}, address});  // not cached: a library may be mapped there later
   std::string_view module = *modules_.emplace(basename_of(m->path)).first;
   std::uint64_t file_offset = lookup - m->start + m->offset;
   const binary::ElfSymbol* sym = nullptr;
   if (auto elf = files_.get(pid_, *m)) {
     if (auto vaddr = elf->vaddr_of_offset(file_offset)) sym = elf->function_at(*vaddr);
   }
-  if (!sym) {
-    ++unresolved_;
-    return {Kind::InModule, {}, module, file_offset};
-  }
-  ++resolved_;
-  stack::NativeFrame out{Kind::Symbol, sym->name, module};
+  // Cached either way, until the maps are re-read: an address with no symbol
+  // (a stripped python3) costs its ELF file's two stat calls once, not at
+  // every event.
+  stack::NativeFrame out = sym ? stack::NativeFrame{Kind::Symbol, sym->name, module}
+                               : stack::NativeFrame{Kind::InModule, {}, module, file_offset};
   if (cache_.size() >= kMaxCached) cache_.clear();
   cache_.emplace(lookup, out);
-  return out;
+  return count(out);
 }
 
 }  // namespace pyebpf::native
