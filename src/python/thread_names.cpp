@@ -10,11 +10,12 @@ namespace pyebpf::python {
 ThreadNames::ThreadNames(const ObjectReader& objects, std::uint64_t interpreter_state_ptr, std::uint32_t leader_ns_tid)
     : objects_(objects), interp_ptr_(interpreter_state_ptr), leader_ns_tid_(leader_ns_tid) {}
 
-std::optional<std::uint64_t> ThreadNames::active_dict() {
-  // threading._active is created once at import and never rebound, so its
-  // address is kept; it is re-found only if it stops being a dict.
-  if (active_ && objects_.type_of(*active_) == objects_.types().dict) return active_;
-  active_.reset();
+std::optional<std::uint64_t> ThreadNames::threading_dict(std::optional<std::uint64_t>& cached, std::string_view name) {
+  // threading's _active and _limbo are created once at import and never
+  // rebound (_after_fork clears and refills them), so their addresses are
+  // kept; one is re-found only if it stops being a dict.
+  if (cached && objects_.type_of(*cached) == objects_.types().dict) return cached;
+  cached.reset();
   const OffsetsRow& off = objects_.offsets();
   auto interp = objects_.memory().read_u64(interp_ptr_);
   if (!interp || !*interp) return std::nullopt;
@@ -24,8 +25,26 @@ std::optional<std::uint64_t> ThreadNames::active_dict() {
   if (!threading) return std::nullopt;  // not imported (yet): only MainThread exists
   auto module_dict = objects_.memory().read_u64(*threading + off.require("module.dict"));
   if (!module_dict) return std::nullopt;
-  active_ = objects_.dict_get(*module_dict, "_active");
-  return active_;
+  cached = objects_.dict_get(*module_dict, name);
+  return cached;
+}
+
+std::optional<std::string> ThreadNames::starting_thread_name(std::uint64_t thread_ident) {
+  // threading._limbo holds each Thread from start() until it registers in
+  // _active. One past _set_ident() but not yet registered (a collection in
+  // _set_tstate_lock, say) is found here by its _ident: a pthread_t is
+  // unique among live threads, and a starting thread is live.
+  auto limbo = threading_dict(limbo_, "_limbo");
+  if (!limbo) return std::nullopt;
+  auto entries = objects_.dict_entries(*limbo, 64);
+  if (!entries) return std::nullopt;
+  for (auto [key, thread] : entries->slots) {
+    if (!key) continue;
+    auto attrs = objects_.instance_attrs(thread, {"_ident", "_name"});
+    if (!attrs[0] || !attrs[1] || objects_.read_int(*attrs[0]) != static_cast<std::int64_t>(thread_ident)) continue;
+    return objects_.read_str(*attrs[1], 256);
+  }
+  return std::nullopt;
 }
 
 std::optional<ThreadNames::Insertions> ThreadNames::active_insertions() const {
@@ -59,7 +78,7 @@ ThreadNames::Slot ThreadNames::read_slot(std::uint64_t key, std::uint64_t thread
 
 void ThreadNames::refresh(bool full) {
   last_refresh_ns_ = monotonic_ns();
-  auto active = active_dict();
+  auto active = threading_dict(active_, "_active");
   if (!active) return;
   auto table = objects_.dict_entries(*active);
   if (!table) return;
@@ -115,7 +134,8 @@ std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident, std::ui
     // process's name. Each insertion is read once, so bursts stay bounded.
     inserted = active_insertions().value_or(insertions_at_refresh_) != insertions_at_refresh_;
   }
-  if (inserted || (want && now - last_refresh_ns_ > kMinRefreshNs)) {
+  const bool refreshed = inserted || (want && now - last_refresh_ns_ > kMinRefreshNs);
+  if (refreshed) {
     refresh(stale);
     it = find(thread_ident, native_id);
     if (it != names_.end()) {
@@ -127,8 +147,10 @@ std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident, std::ui
       unnamed_[key] = Retry{now + backoff, backoff};
     }
   }
-  if (it == names_.end()) return std::nullopt;
-  return it->second->named->name;
+  if (it != names_.end()) return it->second->named->name;
+  // Not registered yet, or not a threading thread. Not cached: the thread
+  // is named from _active once it registers.
+  return refreshed ? starting_thread_name(thread_ident) : std::nullopt;
 }
 
 }  // namespace pyebpf::python

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -25,7 +26,8 @@ namespace pyebpf::python {
 // first time (started after attach, or reusing an ident); for one still unnamed
 // (sampled before threading registered it, or a native thread that never gets
 // a name) retry with a backoff from kFirstRetryNs doubling to kMaxRetryNs, or
-// at once when _active had an insertion since the last read; and
+// at once when _active had an insertion since the last read, and look in
+// threading._limbo, where a thread waits between start() and registering; and
 // re-read when the names are older than kMaxAgeNs so renames are seen.
 //
 // A re-read reads only _active's new entries. Each insertion into a dict takes
@@ -45,7 +47,9 @@ class ThreadNames {
   void refresh(bool full = false);
 
  private:
-  std::optional<std::uint64_t> active_dict();
+  // The dict threading.<name>, cached in `cached`.
+  std::optional<std::uint64_t> threading_dict(std::optional<std::uint64_t>& cached, std::string_view name);
+  std::optional<std::string> starting_thread_name(std::uint64_t thread_ident);
   // Where the next insertion into threading._active goes: its keys table and
   // the table's count of entries ever used. Any insertion changes it (a size
   // would not: one thread exiting as another starts), for one 16-byte read.
@@ -65,6 +69,7 @@ class ThreadNames {
   std::uint64_t interp_ptr_;  // address of the pointer to the main PyInterpreterState
   std::uint32_t leader_ns_tid_;
   std::optional<std::uint64_t> active_;  // threading._active dict, found once
+  std::optional<std::uint64_t> limbo_;   // threading._limbo dict, found once
   struct Named {
     std::string name;
     std::uint32_t native_id;  // Thread._native_id, 0 if unset
