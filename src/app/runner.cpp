@@ -11,8 +11,10 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <optional>
+#include <thread>
 
 #include "app/discovery.hpp"
 #include "app/lifecycle.hpp"
@@ -25,6 +27,7 @@
 #include "bpf/features.hpp"
 #include "bpf/libbpf_log.hpp"
 #include "bpf/shared_maps.hpp"
+#include "bpf/start_turn.hpp"
 #include "pyebpf/error.hpp"
 #include "pyebpf/fd.hpp"
 #include "util/clock.hpp"
@@ -84,13 +87,30 @@ Fd block_and_watch_signals() {
 
 // Starts every tracker that can run; one that cannot is dropped and recorded
 // in ctx.degraded, the others go on. Throws only when none can run: the
-// reason of the only tracker asked for, or every tracker's reason.
+// reason of the only tracker asked for, or every tracker's reason. Each
+// starts on a thread of its own, taking turns (bpf/start_turn.hpp): only
+// their BPF loads overlap.
 void start_trackers(std::vector<std::unique_ptr<trackers::Tracker>>& trackers, trackers::TrackerContext& ctx) {
+  std::vector<std::exception_ptr> errors(trackers.size());
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t i = 0; i < trackers.size(); ++i) {
+      threads.emplace_back([&, i] {
+        bpf::StartTurn turn;
+        try {
+          trackers[i]->start(ctx);
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+      });
+    }
+  }
   std::vector<std::unique_ptr<trackers::Tracker>> started;
   std::vector<Error> failures;
-  for (auto& t : trackers) {
+  for (std::size_t i = 0; i < trackers.size(); ++i) {
+    auto& t = trackers[i];
     try {
-      t->start(ctx);
+      if (errors[i]) std::rethrow_exception(errors[i]);
       started.push_back(std::move(t));
     } catch (const Error& e) {
       failures.push_back(e);

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -22,12 +23,21 @@ extern "C" void __real_btf__free(btf* b);
 namespace pyebpf::bpf {
 namespace {
 
-// The parsed vmlinux BTF every user shares until release_kernel_btf().
+// The parsed vmlinux BTF every user shares until release_kernel_btf(). The
+// lock is for loads that run at once (start_turn.hpp); readers of the BTF
+// itself need none, nothing writes it.
+std::mutex vmlinux_btf_lock;
 btf* shared_vmlinux_btf = nullptr;
 
 btf* vmlinux_btf() {
+  std::lock_guard lock(vmlinux_btf_lock);
   if (!shared_vmlinux_btf) shared_vmlinux_btf = __real_btf__load_vmlinux_btf();
   return shared_vmlinux_btf;
+}
+
+bool is_shared_vmlinux_btf(const btf* b) {
+  std::lock_guard lock(vmlinux_btf_lock);
+  return b && b == shared_vmlinux_btf;
 }
 
 }  // namespace
@@ -59,8 +69,11 @@ int btf_tracepoint_id(const char* name) {
 }  // namespace
 
 void release_kernel_btf() {
-  __real_btf__free(shared_vmlinux_btf);
-  shared_vmlinux_btf = nullptr;
+  {
+    std::lock_guard lock(vmlinux_btf_lock);
+    __real_btf__free(shared_vmlinux_btf);
+    shared_vmlinux_btf = nullptr;
+  }
   // Start-up's big buffers (BTF, ELF symbol tables) were freed into the heap
   // (glibc raises its mmap threshold after the first big free, so later ones
   // come from the heap): give those pages back rather than hold them all run.
@@ -128,6 +141,6 @@ extern "C" btf* __wrap_btf__load_vmlinux_btf() {
 }
 
 extern "C" void __wrap_btf__free(btf* b) {
-  if (b && b == pyebpf::bpf::shared_vmlinux_btf) return;  // the end of one load: kept for the next
+  if (pyebpf::bpf::is_shared_vmlinux_btf(b)) return;  // the end of one load: kept for the next
   __real_btf__free(b);
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bpf/shared_maps.hpp"
+#include "bpf/start_turn.hpp"
 #include "bpf/uprobe_links.hpp"
 #include "pyebpf/error.hpp"
 
@@ -34,11 +35,17 @@ class Skeleton {
   // Loads (verifies) the configured object with the maps every object shares
   // (py_procs, py_tstates) reused from `shared`, its per-process uprobe
   // programs made for the links this kernel offers. `detail` is added to
-  // the error, e.g. which hook flavour failed.
+  // the error, e.g. which hook flavour failed. Other trackers may start
+  // meanwhile (start_turn.hpp).
   void load(const SharedMaps& shared, const std::string& detail = {}) {
     shared.reuse_in(skel_->obj);
     prepare_process_uprobes(skel_->obj);
-    if (int err = load_(skel_.get()))
+    int err;
+    {
+      LoadWindow others_may_start;
+      err = load_(skel_.get());
+    }
+    if (err)
       throw Error(errno_text(owner_ + ": load BPF object" + detail, -err), "run with -vv to see the verifier log");
   }
 
