@@ -40,9 +40,8 @@ std::optional<std::string> ThreadNames::starting_thread_name(std::uint64_t threa
   if (!entries) return std::nullopt;
   for (auto [key, thread] : entries->slots) {
     if (!key) continue;
-    auto attrs = objects_.instance_attrs(thread, {"_ident", "_name"});
-    if (!attrs[0] || !attrs[1] || objects_.read_int(*attrs[0]) != static_cast<std::int64_t>(thread_ident)) continue;
-    return objects_.read_str(*attrs[1], 256);
+    auto read = read_thread(thread);
+    if (read && read->first == static_cast<std::int64_t>(thread_ident)) return std::move(read->second.name);
   }
   return std::nullopt;
 }
@@ -57,6 +56,17 @@ std::optional<ThreadNames::Insertions> ThreadNames::active_insertions() const {
   return Insertions{*keys, *nentries};
 }
 
+std::optional<std::pair<std::int64_t, ThreadNames::Named>> ThreadNames::read_thread(std::uint64_t thread) const {
+  auto attrs = objects_.instance_attrs(thread, {"_ident", "_name", "_native_id"});
+  if (!attrs[0] || !attrs[1]) return std::nullopt;
+  auto ident = objects_.read_int(*attrs[0]);
+  auto name = objects_.read_str(*attrs[1], 256);
+  if (!ident || !name) return std::nullopt;
+  std::uint32_t native_id = 0;  // threading sets it before registering the thread (3.8+)
+  if (attrs[2]) native_id = static_cast<std::uint32_t>(objects_.read_int(*attrs[2]).value_or(0));
+  return std::pair{*ident, Named{std::move(*name), native_id}};
+}
+
 ThreadNames::Slot ThreadNames::read_slot(std::uint64_t key, std::uint64_t thread) const {
   Slot slot{key, thread, 0, std::nullopt};
   auto ident = objects_.read_int(key);
@@ -65,14 +75,10 @@ ThreadNames::Slot ThreadNames::read_slot(std::uint64_t key, std::uint64_t thread
   // reads back differently is read with a layout that does not fit this
   // build (instance dicts and inline values are not in _Py_DebugOffsets),
   // and gets no name rather than a wrong one.
-  auto attrs = objects_.instance_attrs(thread, {"_ident", "_name", "_native_id"});
-  if (!attrs[0] || objects_.read_int(*attrs[0]) != ident || !attrs[1]) return slot;
-  auto name = objects_.read_str(*attrs[1], 256);
-  if (!name) return slot;
-  std::uint32_t native_id = 0;  // threading sets it before registering the thread (3.8+)
-  if (attrs[2]) native_id = static_cast<std::uint32_t>(objects_.read_int(*attrs[2]).value_or(0));
+  auto read = read_thread(thread);
+  if (!read || read->first != *ident) return slot;
   slot.ident = static_cast<std::uint64_t>(*ident);
-  slot.named = Named{std::move(*name), native_id};
+  slot.named = std::move(read->second);
   return slot;
 }
 

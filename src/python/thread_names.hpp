@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "python/objects.hpp"
@@ -82,6 +83,8 @@ class ThreadNames {
     std::uint64_t ident = 0;
     std::optional<Named> named;
   };
+  // A Thread's _ident and its name and _native_id; nothing if unreadable.
+  std::optional<std::pair<std::int64_t, Named>> read_thread(std::uint64_t thread) const;
   Slot read_slot(std::uint64_t key, std::uint64_t thread) const;
   std::uint64_t slots_keys_ = 0;  // the keys table `slots_` were read from
   std::vector<Slot> slots_;
