@@ -7,9 +7,13 @@
  * space (enum pyebpf_gil_hook; cond_wait unless unavailable or told otherwise):
  *
  *  - take_gil: uprobe/uretprobe on CPython's take_gil(). Every acquisition is
- *    seen (and pays two probe hits); the wait is the whole call. The GIL
- *    state is read without its mutex at entry (a racing taker can make the
- *    holder unknown). Needs the static symbol (.symtab).
+ *    seen (and pays two probe hits); the wait is the whole call. A call
+ *    waited if its thread blocked inside (its count of voluntary context
+ *    switches moved) or another thread took the GIL meanwhile. Whether the
+ *    GIL was locked at entry does not decide it: the holder can release it
+ *    in the microseconds before take_gil() checks, and two observers would
+ *    disagree. The GIL state is read without its mutex at entry (a racing
+ *    taker can make the holder unknown). Needs the static symbol (.symtab).
  *  - cond_wait: uprobe/uretprobe on libc's pthread_cond_timedwait(), filtered
  *    on cond == &gil->cond. take_gil() calls it in a loop while the GIL is
  *    locked and holds gil->mutex around every check, so at each entry and
@@ -87,11 +91,11 @@ struct gil_wait {
 	__u64 holder_tstate;
 	__u64 holder_thread_id;
 	__u64 switch_number;
+	__u64 nvcsw; /* take_gil: the thread's voluntary context switches at entry */
 	__u32 holder_tid;
 	__u32 holder_ns_tid;
-	__u8 in_cond;	/* cond_wait: inside pthread_cond_timedwait on the GIL */
-	__u8 contended; /* take_gil: the GIL was locked at entry */
-	__u8 pad[6];
+	__u8 in_cond; /* cond_wait: inside pthread_cond_timedwait on the GIL */
+	__u8 pad[7];
 };
 
 struct {
@@ -164,7 +168,6 @@ static __always_inline void begin_wait(const struct pyebpf_gil_proc *gp, const s
 	w->switch_number = st->switch_number;
 	if (!st->locked || !st->holder)
 		return;
-	w->contended = 1;
 	w->holder_tstate = st->holder;
 	if (pyebpf_read_ptr(st->holder + proc->layout.tstate_thread_id, &w->holder_thread_id))
 		return;
@@ -206,11 +209,13 @@ static __always_inline void end_wait(const struct pyebpf_gil_proc *gp, __u32 tgi
 	if (read_gil_state(gp, &st))
 		st.switch_number = w->switch_number;
 	/*
-	 * take_gil sees every acquisition; it waited if the GIL was locked at
-	 * entry, or if another thread took it meanwhile (the switch number moved
-	 * by more than this thread's own take). cond_wait only sees waits.
+	 * take_gil sees every acquisition; it waited if the thread blocked in it
+	 * (on the GIL's condition or mutex), or if another thread took the GIL
+	 * meanwhile (the switch number moved by more than this thread's own
+	 * take). cond_wait only sees waits.
 	 */
-	if (hook == PYEBPF_GIL_HOOK_TAKE_GIL && !w->contended && st.switch_number - w->switch_number < 2)
+	if (hook == PYEBPF_GIL_HOOK_TAKE_GIL && BPF_CORE_READ(task, nvcsw) == w->nvcsw &&
+	    st.switch_number - w->switch_number < 2)
 		return;
 	count_wait(task, tgid, w->start_ns, duration);
 	if (duration < targ_min_wait_ns) {
@@ -305,6 +310,7 @@ int take_gil_enter(struct pt_regs *ctx)
 		return 0;
 	pyebpf_count(PYEBPF_CNT_HITS);
 	w.start_ns = bpf_ktime_get_ns();
+	w.nvcsw = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), nvcsw);
 	if (!read_gil_state(gp, &st))
 		begin_wait(gp, proc, tgid, &st, &w);
 	bpf_map_update_elem(&waits, &tid, &w, BPF_ANY);
