@@ -15,8 +15,8 @@ Threads (each runs forever once set up; the process ends by os._exit):
   int_name    untouched frames, threading name replaced by an int
   lying_name  untouched frames, threading name a str whose length lies the same way
 A thread whose frames were corrupted never returns from the corrupted frame
-(the interpreter would follow the bad pointer): it loops in C calls (libc
-memchr over a large buffer, then usleep) and a little Python, forever.
+(the interpreter would follow the bad pointer): it loops in C calls (hashing
+a large buffer with the GIL released, then usleep) and a little Python, forever.
 
 Offsets inside CPython objects are not typed in here: each is found by
 looking for a pointer the workload knows (a frame object's f_frame is the
@@ -25,6 +25,7 @@ frame address, a code object's name fields the words that hold its names).
 READY: {"threads": {name: native_id}, ...}. argv: seconds to run after GO.
 """
 import ctypes
+import hashlib
 import os
 import sys
 import threading
@@ -35,11 +36,9 @@ from wl_common import ready, result, wait_go, linger
 
 WORD = 8
 libc = ctypes.CDLL(None, use_errno=True)
-libc.memchr.restype = ctypes.c_void_p
-libc.memchr.argtypes = (ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t)
 libc.usleep.argtypes = (ctypes.c_uint,)
 KEEP = []  # objects corrupted code refers to: never freed
-BUFFER = ctypes.create_string_buffer(8 << 20)  # zeros: memchr(.., 1, ..) scans all of it
+BUFFER = memoryview(bytes(8 << 20))
 
 
 def peek(addr):
@@ -75,11 +74,15 @@ def interpreter_frame(frame):
 
 
 def spin_in_c_forever():
-    """What a thread stuck in a C extension looks like: CPU in libc with the
-    GIL released, a sleep, and a little Python in between. Never returns."""
+    """What a thread stuck in a C extension looks like: CPU in C with the GIL
+    released, a sleep, and a little Python in between. Never returns.
+    hashlib hashes a large buffer with the GIL released: ~5 ms of CPU per
+    GIL acquisition, so the thread is sampled on CPU often although it
+    queues for the GIL behind the spinning threads after every call (a
+    0.3 ms memchr per acquisition left it a few samples in 3 s)."""
     while True:
-        for _ in range(20):
-            libc.memchr(BUFFER, 1, len(BUFFER))
+        for _ in range(5):
+            hashlib.sha256(BUFFER)
         libc.usleep(2000)
 
 
