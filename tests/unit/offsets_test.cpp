@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "pyebpf/error.hpp"
 #include "python/bpf_layout.hpp"
 
@@ -45,6 +47,24 @@ TEST(OffsetsTest, TheTargetsOwnBuildWinsThenTheNearestPatchRelease) {
   const OffsetsRow& debian314 = row_labelled("debian-3.14.10-1");
   EXPECT_EQ(table.select({3, 14, 2, ""}, "0000"), &debian314) << "only a newer row: that one, to be validated";
   EXPECT_EQ(table.select({3, 16, 0, ""}, ""), nullptr);
+}
+
+// The tag tells code objects at one address apart: a change anywhere in the
+// header changes it, and bytes past the header's length do not.
+TEST(OffsetsTest, CodeTagSeesEveryWordOfTheHeaderAndNothingPast) {
+  std::array<std::uint8_t, PYEBPF_CODE_TAG_LEN> header{};
+  for (std::size_t i = 0; i < header.size(); ++i) header[i] = static_cast<std::uint8_t>(i * 7 + 1);
+  const std::uint32_t tag = pyebpf_code_tag(header.data(), 20);
+  for (std::size_t word = 0; word < 5; ++word) {
+    for (int bit : {0, 13, 31}) {
+      auto changed = header;
+      changed[word * 4 + bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
+      EXPECT_NE(pyebpf_code_tag(changed.data(), 20), tag) << "word " << word << " bit " << bit;
+    }
+  }
+  auto past = header;
+  past[20] ^= 0xff;
+  EXPECT_EQ(pyebpf_code_tag(past.data(), 20), tag);
 }
 
 TEST(OffsetsTest, EveryRowBuildsAWalkerLayout) {
