@@ -8,7 +8,11 @@
  *   sched_switch       switch-out: start of a sleep or of a preemption;
  *                      switch-in: end of the run-queue wait, the sleep's length
  *                      is now known and is filtered here
- *   sched_wakeup(_new) end of the sleep, start of the run-queue wait
+ *   sched_waking       end of the sleep, start of the run-queue wait: in the
+ *                      waker's context, when it wakes the thread (sched_wakeup
+ *                      can fire milliseconds later, on the sleeper's CPU once
+ *                      it takes the wake-up IPI: that delay is run-queue time)
+ *   sched_wakeup_new   a new thread's start of its first run-queue wait
  *   sched_exit_tp      end of __schedule, in the context of the task that now
  *                      runs: where a reported sleep's stacks are taken (below)
  *
@@ -411,7 +415,8 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 		return;
 	case PYEBPF_OFFCPU_SLEEPING:
 		/* No wake-up between switch-out and now: the sleep was cancelled
-		 * (signal pending at schedule()) and the thread stayed runnable. */
+		 * (signal pending at schedule()) and the thread stayed runnable,
+		 * or it was woken while still switching out (handle_wakeup). */
 		pyebpf_count(PYEBPF_OFFCPU_CNT_NO_WAKEUP);
 		rec->runq_ts = rec->off_ts;
 		/* fallthrough */
@@ -423,6 +428,9 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 			aggregate(rec, next, NULL, PYEBPF_TASK_RUNNING, 0, runq_ns);
 		break;
 	default:
+		/* Coming back without having been seen leaving (the mirror of
+		 * END_UNSEEN in switch_out): counted, so a missing report is never silent. */
+		pyebpf_count(PYEBPF_OFFCPU_CNT_START_UNSEEN);
 		break;
 	}
 	rec->phase = PYEBPF_OFFCPU_RUNNING;
@@ -469,7 +477,10 @@ static __always_inline int handle_wakeup(__u32 tgid, __u32 tid, bool new_task)
 		return 0;
 	}
 	/* Only the first wake-up of a sleep starts its run-queue wait: repeated
-	 * wake-ups of a runnable thread must not restart it. */
+	 * wake-ups of a runnable thread must not restart it. sched_waking runs in
+	 * the waker's context, so it can also come while the sleeper is still
+	 * inside __schedule on its CPU, before its switch-out ran (RUNNING here):
+	 * a sleep of nanoseconds, left to switch_in as one without a wake-up. */
 	if (rec->phase == PYEBPF_OFFCPU_SLEEPING) {
 		rec->runq_ts = bpf_ktime_get_ns();
 		rec->phase = PYEBPF_OFFCPU_WOKEN;
@@ -519,8 +530,8 @@ int BPF_PROG(offcpu_switch_btf, bool preempt, struct task_struct *prev, struct t
 	return handle_switch(ctx, preempt, prev, prev->tgid, prev->pid, next, next->tgid, next->pid, prev_state);
 }
 
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(offcpu_wakeup_btf, struct task_struct *p)
+SEC("tp_btf/sched_waking")
+int BPF_PROG(offcpu_waking_btf, struct task_struct *p)
 {
 	return handle_wakeup(p->tgid, p->pid, false);
 }
@@ -546,8 +557,8 @@ int BPF_PROG(offcpu_switch_raw, bool preempt, struct task_struct *prev, struct t
 			     BPF_CORE_READ(next, tgid), BPF_CORE_READ(next, pid), prev_state);
 }
 
-SEC("raw_tp/sched_wakeup")
-int BPF_PROG(offcpu_wakeup_raw, struct task_struct *p)
+SEC("raw_tp/sched_waking")
+int BPF_PROG(offcpu_waking_raw, struct task_struct *p)
 {
 	return handle_wakeup(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid), false);
 }

@@ -5,7 +5,7 @@
  *
  * Per thread of a target process, sched_switch (switch-out) records when and
  * in which state it left plus three stacks taken in its own context (kernel,
- * user, Python); sched_wakeup marks when it became runnable again; sched_switch
+ * user, Python); sched_waking marks when it was woken; sched_switch
  * (switch-in) closes the period: off-CPU = switch-out -> wake-up, run queue =
  * wake-up -> running. A preemption (the thread stayed runnable) is run-queue
  * time only. Per-event mode sends one pyebpf_offcpu_event per sleep above the
@@ -73,8 +73,9 @@ enum pyebpf_offcpu_counter {
 	PYEBPF_OFFCPU_CNT_PREEMPTIONS,			    /* switch-outs while runnable */
 	PYEBPF_OFFCPU_CNT_PREEMPT_RUNQ_NS,		    /* run-queue ns after preemptions and new-thread starts */
 	PYEBPF_OFFCPU_CNT_NO_WAKEUP,			    /* switched in with no wake-up seen: a sleep cancelled by a
-					   pending signal (before Linux 6.12 it still shows as S), or a
-					   wake-up the kernel did not run our hook for; run-queue time */
+					   pending signal (before Linux 6.12 it still shows as S), a
+					   wake-up while it was still switching out, or a wake-up the
+					   kernel did not run our hook for; run-queue time */
 	PYEBPF_OFFCPU_CNT_NO_RECORD,			    /* no thread record (map full/evicted): the sleep is lost */
 	PYEBPF_OFFCPU_CNT_AGG_FULL,			    /* aggregation or stack map full: the sleep is lost */
 	PYEBPF_OFFCPU_CNT_KSTACK_FAIL,			    /* kernel stack could not be taken */
@@ -86,6 +87,9 @@ enum pyebpf_offcpu_counter {
 	PYEBPF_OFFCPU_CNT_END_UNSEEN,			    /* a thread left the CPU again although BPF never saw it
 					   come back: the kernel skipped our hooks for that switch-in
 					   (and its wake-up); that period is lost */
+	PYEBPF_OFFCPU_CNT_START_UNSEEN,			    /* a thread came back to the CPU although BPF never saw it
+					   leave: the kernel skipped our hooks for that switch-out; that
+					   period (a sleep or a preemption) is lost */
 };
 
 /* A native stack, leaf first as the kernel unwinds it. User space drops the

@@ -26,7 +26,7 @@
 namespace pyebpf::trackers {
 namespace {
 
-constexpr const char* kTracepoints[] = {"sched_switch", "sched_wakeup", "sched_wakeup_new"};
+constexpr const char* kTracepoints[] = {"sched_switch", "sched_waking", "sched_wakeup_new"};
 
 template <typename Key, typename Fn>
 void for_each_key(int map_fd, Fn&& fn) {
@@ -62,9 +62,9 @@ OffCpuTracker::Skeleton OffCpuTracker::open_and_load(const Hooks& hooks) const {
   const OffCpuOptions& o = options_;
   Skeleton skel("offcpu", {offcpu_bpf__open, offcpu_bpf__load, offcpu_bpf__destroy});
   auto* p = &skel->progs;
-  for (bpf_program* prog : {p->offcpu_switch_btf, p->offcpu_wakeup_btf, p->offcpu_wakeup_new_btf})
+  for (bpf_program* prog : {p->offcpu_switch_btf, p->offcpu_waking_btf, p->offcpu_wakeup_new_btf})
     bpf_program__set_autoload(prog, hooks.tp_btf);
-  for (bpf_program* prog : {p->offcpu_switch_raw, p->offcpu_wakeup_raw, p->offcpu_wakeup_new_raw})
+  for (bpf_program* prog : {p->offcpu_switch_raw, p->offcpu_waking_raw, p->offcpu_wakeup_new_raw})
     bpf_program__set_autoload(prog, !hooks.tp_btf);
   bpf_program__set_autoload(p->offcpu_resume_btf, hooks.tp_btf && hooks.at_resume);
   bpf_program__set_autoload(p->offcpu_resume_raw, !hooks.tp_btf && hooks.at_resume);
@@ -91,7 +91,7 @@ void OffCpuTracker::attach(const Hooks& hooks) {
   auto* p = &skel_->progs;
   std::vector<std::pair<bpf_program*, const char*>> progs = {
       {hooks.tp_btf ? p->offcpu_switch_btf : p->offcpu_switch_raw, "sched_switch"},
-      {hooks.tp_btf ? p->offcpu_wakeup_btf : p->offcpu_wakeup_raw, "sched_wakeup"},
+      {hooks.tp_btf ? p->offcpu_waking_btf : p->offcpu_waking_raw, "sched_waking"},
       {hooks.tp_btf ? p->offcpu_wakeup_new_btf : p->offcpu_wakeup_new_raw, "sched_wakeup_new"},
   };
   if (hooks.at_resume) progs.emplace_back(hooks.tp_btf ? p->offcpu_resume_btf : p->offcpu_resume_raw, "sched_exit_tp");
@@ -309,10 +309,10 @@ std::string OffCpuTracker::summary_line() const {
                      static_cast<double>(c[PYEBPF_OFFCPU_CNT_PREEMPT_RUNQ_NS]) / 1e9);
   out += fmt::format(
       "; lost: {} ring buffer full, {} aggregation maps full, {} before their stacks were taken, "
-      "{} whose return to the CPU the kernel did not report to BPF, {} hook runs skipped by the kernel's "
-      "recursion guard",
+      "{} whose return to the CPU the kernel did not report to BPF, {} whose departure from the CPU the kernel "
+      "did not report to BPF, {} hook runs skipped by the kernel's recursion guard",
       c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed, c[PYEBPF_OFFCPU_CNT_AGG_FULL],
-      c[PYEBPF_OFFCPU_CNT_CAPTURE_MISSED], c[PYEBPF_OFFCPU_CNT_END_UNSEEN], skipped);
+      c[PYEBPF_OFFCPU_CNT_CAPTURE_MISSED], c[PYEBPF_OFFCPU_CNT_END_UNSEEN], c[PYEBPF_OFFCPU_CNT_START_UNSEEN], skipped);
   if (agg_missing_stacks_) out += fmt::format(", {} aggregated stacks missing", agg_missing_stacks_);
   out += fmt::format(
       "; {} wake-ups of threads never seen sleeping (asleep since before attach), {} switch-ins without a "
