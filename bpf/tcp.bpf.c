@@ -39,6 +39,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define ICSK_TIME_PROBE0     3
 #define TS_COMPAT	     0x0002
 #define EEXIST		     17
+#define EBUSY		     16
 
 /* Set by user space before load. */
 const volatile bool targ_host_scope = false;  /* every socket on the host, not only targets' */
@@ -310,10 +311,26 @@ static __always_inline void tcp_announce_thread(const struct pyebpf_event_header
 	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP); /* once per thread */
 }
 
-static __always_inline void tcp_store_owner(const struct sock *sk, const struct pyebpf_tcp_owner *owner, __u64 flags)
+/* Retransmitted segments the kernel counted on sk (a full socket) so far. */
+static __always_inline __u32 tcp_total_retrans(const struct sock *sk)
+{
+	return tcp_is_full_sock(sk) ? BPF_CORE_READ((struct tcp_sock *)sk, total_retrans) : 0;
+}
+
+/* How much the counter grew since `seen`: tcp_disconnect() zeroes it. */
+static __always_inline __u32 tcp_retrans_grown(__u32 now, __u32 seen)
+{
+	return now >= seen ? now - seen : now;
+}
+
+/* Records owner for sk; retransmits it counted before are not ours to report. */
+static __always_inline void tcp_store_owner(const struct sock *sk, struct pyebpf_tcp_owner *owner, __u64 flags)
 {
 	__u64 key = (__u64)sk;
-	long err = bpf_map_update_elem(&owners, &key, owner, flags);
+	long err;
+
+	owner->retrans_seen = tcp_total_retrans(sk);
+	err = bpf_map_update_elem(&owners, &key, owner, flags);
 
 	if (err && err != -EEXIST)
 		pyebpf_count(PYEBPF_TCP_CNT_OWNERS_FULL);
@@ -506,7 +523,12 @@ SEC("tp_btf/tcp_destroy_sock")
 int BPF_PROG(tcp_destroy, struct sock *sk)
 {
 	__u64 key = (__u64)sk;
+	struct pyebpf_tcp_owner *owner;
 
+	owner = targ_loss ? bpf_map_lookup_elem(&owners, &key) : NULL;
+	if (owner) /* retransmits after the last one a hook saw */
+		pyebpf_count_add(PYEBPF_TCP_CNT_RETRANS_UNSEEN,
+				 tcp_retrans_grown(tcp_total_retrans(sk), owner->retrans_seen));
 	bpf_map_delete_elem(&owners, &key);
 	bpf_map_delete_elem(&established, &key);
 	return 0;
@@ -519,7 +541,7 @@ SEC("iter/tcp")
 int seed_owners(struct bpf_iter__tcp *ctx)
 {
 	struct sock_common *skc = ctx->sk_common;
-	struct pyebpf_tcp_owner *owner;
+	struct pyebpf_tcp_owner *seed, owner;
 	struct tcp_sock *tp;
 	__u64 ino, key;
 
@@ -530,15 +552,17 @@ int seed_owners(struct bpf_iter__tcp *ctx)
 		return 0;
 	tcp_learn_write_timer((const struct sock *)tp);
 	ino = BPF_CORE_READ(tp, inet_conn.icsk_inet.sk.sk_socket, file, f_inode, i_ino);
-	owner = ino ? bpf_map_lookup_elem(&seed_inodes, &ino) : NULL;
-	if (!owner)
+	seed = ino ? bpf_map_lookup_elem(&seed_inodes, &ino) : NULL;
+	if (!seed)
 		return 0;
+	owner = *seed;
+	owner.retrans_seen = BPF_CORE_READ(tp, total_retrans);
 	key = (__u64)tp;
 	/* An owner recorded since tracing started is more precise: keep it. */
-	if (!bpf_map_update_elem(&owners, &key, owner, BPF_NOEXIST))
+	if (!bpf_map_update_elem(&owners, &key, &owner, BPF_NOEXIST))
 		pyebpf_count(PYEBPF_TCP_CNT_SEEDED);
 	if (skc->skc_state == TCP_LISTEN)
-		tcp_remember_listener((const struct sock *)tp, owner, BPF_NOEXIST);
+		tcp_remember_listener((const struct sock *)tp, &owner, BPF_NOEXIST);
 	return 0;
 }
 
@@ -823,22 +847,38 @@ static __always_inline void tcp_emit_loss(const struct sock *sk, const struct so
 SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(tcp_retransmit, const struct sock *sk, const struct sk_buff *skb)
 {
-	/* Segments in this skb: what tp->total_retrans grows by. */
+	/* Segments in this skb: what tp->total_retrans grows by when it is counted. */
 	struct tcp_skb_cb *cb = (struct tcp_skb_cb *)skb->cb;
-	__u16 segs = BPF_CORE_READ(cb, tcp_gso_segs);
+	__u16 segs = BPF_CORE_READ(cb, tcp_gso_segs) ?: 1;
+	/* Since 6.14 the tracepoint also fires for retransmits that failed. */
+	int err = targ_retrans_err ? (int)ctx[2] : 0;
+	__u64 key = (__u64)sk;
+	struct pyebpf_tcp_owner *owner = bpf_map_lookup_elem(&owners, &key);
+	__u32 counted = err == -EBUSY ? 0 : segs; /* a guess only without an owner */
 
-	if (targ_retrans_err) {
-		/* Since 6.14 the tracepoint also fires for retransmits that failed locally. */
-		int err = (int)ctx[2];
+	/*
+	 * The socket's own counter tells what this run must account for. A
+	 * failure before the send (the original still in a host queue: -EBUSY,
+	 * no window, no memory) counted nothing; one after it counted segs. The
+	 * rest grew while no run of this hook saw it: the kernel fired the
+	 * tracepoint without running it (seen on 6.18, in softirqs on top of an
+	 * unrelated task) - a loss to count, not to hide.
+	 */
+	if (owner) {
+		__u32 now = BPF_CORE_READ((struct tcp_sock *)sk, total_retrans);
+		__u32 grown = tcp_retrans_grown(now, owner->retrans_seen);
 
-		if (err) {
-			/* Not sent; tp->total_retrans may still have counted it. */
-			pyebpf_count_add(PYEBPF_TCP_CNT_RETRANS_FAILED, segs ? segs : 1);
-			return 0;
-		}
+		counted = err && grown < segs ? 0 : segs;
+		if (grown > counted)
+			pyebpf_count_add(PYEBPF_TCP_CNT_RETRANS_UNSEEN, grown - counted);
+		owner->retrans_seen = now;
 	}
-
-	tcp_emit_loss(sk, sk, PYEBPF_LOSS_RETRANSMIT, NULL, segs ? segs : 1, true, -1);
+	if (err) {
+		if (counted)
+			pyebpf_count_add(PYEBPF_TCP_CNT_RETRANS_FAILED, counted);
+		return 0;
+	}
+	tcp_emit_loss(sk, sk, PYEBPF_LOSS_RETRANSMIT, NULL, segs, true, -1);
 	return 0;
 }
 

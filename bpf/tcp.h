@@ -50,8 +50,10 @@ PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_tcp_addrs) == 48, "tcp addrs layout");
 struct pyebpf_tcp_owner {
 	struct pyebpf_event_header hdr; /* ts_ns: when the owner was recorded */
 	__u64 connect_ns;		/* SYN_SENT time while a connect is in flight, else 0 */
+	__u32 retrans_seen;		/* tp->total_retrans accounted for so far (tcp_loss) */
+	__u32 pad;
 };
-PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_tcp_owner) == 64, "tcp owner layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_tcp_owner) == 72, "tcp owner layout");
 
 /* A target thread recorded as a socket owner for the first time. Its events
  * may come after it exited (a timeout ends the thread that waited for it), so
@@ -132,7 +134,8 @@ enum pyebpf_tcp_counter {
 	PYEBPF_TCP_CNT_ACCEPT_UNRESOLVED,   /* accept()ed fd could not be resolved to a TCP socket */
 	PYEBPF_TCP_CNT_ACCEPT_NO_HANDSHAKE, /* handshake completed before tracing started */
 	PYEBPF_TCP_CNT_LOSS_FILTERED,	    /* --loss-filter-ip did not match */
-	PYEBPF_TCP_CNT_RETRANS_FAILED,	    /* retransmitted segments the kernel could not send */
+	PYEBPF_TCP_CNT_RETRANS_FAILED,	    /* retransmitted segments the kernel counted but could not send */
+	PYEBPF_TCP_CNT_RETRANS_UNSEEN,	    /* segments in tp->total_retrans whose tracepoint no hook run saw */
 	PYEBPF_TCP_CNT_SEEDED,		    /* sockets predating tracing attributed by the iterator */
 	PYEBPF_TCP_CNT_SUPPRESSED,	    /* first of PYEBPF_LOSS_TYPES slots: rate-limited per type */
 	PYEBPF_TCP_CNT_END = PYEBPF_TCP_CNT_SUPPRESSED + (int)PYEBPF_LOSS_TYPES,

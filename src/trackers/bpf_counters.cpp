@@ -19,4 +19,12 @@ Counters read_counters(const bpf_map* map) {
   return sum;
 }
 
+std::uint64_t recursion_misses(const bpf_program* prog) {
+  bpf_prog_info info{};
+  __u32 len = sizeof(info);
+  const int fd = bpf_program__fd(prog);
+  if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len)) return 0;
+  return info.recursion_misses;
+}
+
 }  // namespace pyebpf::trackers

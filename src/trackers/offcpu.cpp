@@ -291,12 +291,7 @@ std::string OffCpuTracker::summary_line() const {
   // that CPU (e.g. a wake-up from an interrupt during another wake-up).
   std::uint64_t skipped = 0;
   bpf_program* prog = nullptr;
-  bpf_object__for_each_program(prog, skel_->obj) {
-    bpf_prog_info info{};
-    __u32 len = sizeof(info);
-    if (bpf_program__fd(prog) >= 0 && bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0)
-      skipped += info.recursion_misses;
-  }
+  bpf_object__for_each_program(prog, skel_->obj) skipped += recursion_misses(prog);
   std::string out =
       fmt::format("offcpu: {} sleeps of target threads ({:.1f} s off CPU): {} at or above the threshold, {} below; ",
                   c[PYEBPF_OFFCPU_CNT_SLEEPS], static_cast<double>(c[PYEBPF_OFFCPU_CNT_OFF_NS]) / 1e9,

@@ -303,6 +303,18 @@ std::string TcpTracker::loss_summary(const Counters& c) const {
   if (c[PYEBPF_TCP_CNT_RETRANS_FAILED])
     out += fmt::format(", {} retransmitted segments not sent (local error)", c[PYEBPF_TCP_CNT_RETRANS_FAILED]);
   out += fmt::format(", {} lost (ring buffer full)", c[PYEBPF_TCP_CNT_LOST_LOSS]);
+  // Found in the sockets' own counters: retransmits whose tracepoint ran no hook.
+  out += fmt::format(", {} retransmitted segments the kernel did not report to BPF", c[PYEBPF_TCP_CNT_RETRANS_UNSEEN]);
+  // E.g. a softirq retransmitting on one flow while the hook runs for
+  // another on the same CPU: the kernel skips the nested run.
+  std::uint64_t skipped = 0;
+  if (skel_) {
+    const auto& p = skel_->progs;
+    for (const bpf_program* prog : {p.tcp_retransmit, p.tcp_retransmit_synack, p.tcp_send_reset, p.tcp_receive_reset,
+                                    p.tcp_cong_state, p.tcp_timer_entry, p.tcp_timer_exit})
+      skipped += recursion_misses(prog);
+  }
+  out += fmt::format(", {} hook runs skipped by the kernel's recursion guard", skipped);
   if (c[PYEBPF_TCP_CNT_OWNERS_FULL])
     out += fmt::format(", {} sockets not attributed (owner map full)", c[PYEBPF_TCP_CNT_OWNERS_FULL]);
   if (!zero_window_hooked_) out += "; zero_window not hooked";

@@ -190,6 +190,7 @@ TEST(TcpStructs, MatchTheEmbeddedObject) {
   EXPECT_SAME_LAYOUT(t, pyebpf_tcp_addrs, netns);
   EXPECT_SAME_SIZE(t, pyebpf_tcp_owner);
   EXPECT_SAME_LAYOUT(t, pyebpf_tcp_owner, connect_ns);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_owner, retrans_seen);
   EXPECT_SAME_SIZE(t, pyebpf_tcp_thread_event);
   EXPECT_SAME_LAYOUT(t, pyebpf_tcp_thread_event, hdr);
 

@@ -16,11 +16,13 @@ scenario runs once over IPv4 and once over IPv6, in parallel.
                by namespace C's TCPWinProbe counter.
 Usage: tcp_loss.py DROP_PERCENT MEGABYTES SCENARIO...
 """
+import fcntl
 import os
 import select
 import socket
 import struct
 import sys
+import termios
 import threading
 import time
 
@@ -29,7 +31,6 @@ from netns import NetNs, veth_pair
 
 PORTS = {"transfer": 5001, "rst": 5003, "zero_window": 5005}  # IPv6 uses port + 1
 TCP_INFO_PROBES = 3
-TCP_INFO_UNACKED = 24
 TCP_INFO_TOTAL_RETRANS = 100
 # Threads stay alive until the result is out, like a server's worker threads:
 # pyebpf reads a thread's Python name while the thread exists.
@@ -38,6 +39,14 @@ FINISH = threading.Event()
 
 def tcp_info(sock, offset, fmt="I"):
     return struct.unpack_from(fmt, sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256), offset)[0]
+
+
+def unacknowledged_bytes(sock):
+    """Bytes written and not yet acknowledged, sent or not (SIOCOUTQ).
+
+    Not tcpi_unacked: that counts only segments in flight, and is 0 while the
+    rest of the data still waits in the write queue (pacing, TSQ)."""
+    return struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0" * 4))[0]
 
 
 def netstat(ns, field):
@@ -107,7 +116,7 @@ def transfer(lab, family, size, acked, stop_dropping, out):
     chunk = b"x" * (1 << 16)
     for _ in range(size // len(chunk)):
         s.sendall(chunk)
-    while tcp_info(s, TCP_INFO_UNACKED):
+    while unacknowledged_bytes(s):
         time.sleep(0.01)
     acked.wait()
     stop_dropping.wait()
