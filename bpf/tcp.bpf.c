@@ -323,13 +323,14 @@ static __always_inline __u32 tcp_retrans_grown(__u32 now, __u32 seen)
 	return now >= seen ? now - seen : now;
 }
 
-/* Records owner for sk; retransmits it counted before are not ours to report. */
+/* Records owner for sk; retransmits and probes it counted before are not ours to report. */
 static __always_inline void tcp_store_owner(const struct sock *sk, struct pyebpf_tcp_owner *owner, __u64 flags)
 {
 	__u64 key = (__u64)sk;
 	long err;
 
 	owner->retrans_seen = tcp_total_retrans(sk);
+	owner->probes_seen = BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_probes_out);
 	err = bpf_map_update_elem(&owners, &key, owner, flags);
 
 	if (err && err != -EEXIST)
@@ -557,6 +558,7 @@ int seed_owners(struct bpf_iter__tcp *ctx)
 		return 0;
 	owner = *seed;
 	owner.retrans_seen = BPF_CORE_READ(tp, total_retrans);
+	owner.probes_seen = BPF_CORE_READ(tp, inet_conn.icsk_probes_out);
 	key = (__u64)tp;
 	/* An owner recorded since tracing started is more precise: keep it. */
 	if (!bpf_map_update_elem(&owners, &key, &owner, BPF_NOEXIST))
@@ -993,15 +995,18 @@ int BPF_PROG(tcp_cong_state, struct sock *sk, const __u8 ca_state)
  * increments icsk_probes_out when it sent a probe. So: remember the count when
  * such a timer starts, compare when it ends, on the same CPU. A timer that finds
  * the socket locked by its owner defers the work to release_sock(), in process
- * context; those probes are not seen (rare: the owner must hold the socket lock
- * exactly then).
+ * context, and the kernel may skip a run of either hook: the next probe timer
+ * of the socket finds the counter past what the hooks saw, and counts the
+ * difference as probes no hook saw.
  */
 SEC("tp_btf/timer_expire_entry")
 int BPF_PROG(tcp_timer_entry, struct timer_list *timer)
 {
 	struct inet_connection_sock *icsk;
+	struct pyebpf_tcp_owner *owner;
 	struct probe_timer *pt;
 	__u32 zero = 0;
+	__u64 key;
 
 	/* Runs for every timer on the machine: two plain loads and compares. A
 	 * socket in zero-window probing changed state (or was seeded) before, so
@@ -1019,16 +1024,26 @@ int BPF_PROG(tcp_timer_entry, struct timer_list *timer)
 	pt->timer = (__u64)timer;
 	pt->sk = (__u64)icsk;
 	pt->probes_out = BPF_CORE_READ(icsk, icsk_probes_out);
+	key = (__u64)icsk;
+	owner = bpf_map_lookup_elem(&owners, &key);
+	if (owner) {
+		/* 0 again: the window opened since (a new series of probes). */
+		if (pt->probes_out > owner->probes_seen)
+			pyebpf_count_add(PYEBPF_TCP_CNT_PROBES_UNSEEN, pt->probes_out - owner->probes_seen);
+		owner->probes_seen = pt->probes_out;
+	}
 	return 0;
 }
 
 SEC("tp_btf/timer_expire_exit")
 int BPF_PROG(tcp_timer_exit, struct timer_list *timer)
 {
+	struct pyebpf_tcp_owner *owner;
 	struct probe_timer *pt;
 	struct sock *sk;
 	__u32 zero = 0;
 	__u8 probes;
+	__u64 key;
 
 	pt = bpf_map_lookup_elem(&probe_timers, &zero);
 	if (!pt || pt->timer != (__u64)timer)
@@ -1036,7 +1051,12 @@ int BPF_PROG(tcp_timer_exit, struct timer_list *timer)
 	pt->timer = 0;
 	sk = (struct sock *)pt->sk;
 	probes = BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_probes_out);
-	if (probes > pt->probes_out)
-		tcp_emit_loss(sk, sk, PYEBPF_LOSS_ZERO_WINDOW, NULL, probes, true, -1);
+	if (probes <= pt->probes_out)
+		return 0;
+	key = pt->sk;
+	owner = bpf_map_lookup_elem(&owners, &key);
+	if (owner)
+		owner->probes_seen = probes;
+	tcp_emit_loss(sk, sk, PYEBPF_LOSS_ZERO_WINDOW, NULL, probes, true, -1);
 	return 0;
 }

@@ -51,7 +51,7 @@ struct pyebpf_tcp_owner {
 	struct pyebpf_event_header hdr; /* ts_ns: when the owner was recorded */
 	__u64 connect_ns;		/* SYN_SENT time while a connect is in flight, else 0 */
 	__u32 retrans_seen;		/* tp->total_retrans accounted for so far (tcp_loss) */
-	__u32 pad;
+	__u32 probes_seen;		/* icsk_probes_out accounted for so far (tcp_loss) */
 };
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_tcp_owner) == 72, "tcp owner layout");
 
@@ -136,6 +136,7 @@ enum pyebpf_tcp_counter {
 	PYEBPF_TCP_CNT_LOSS_FILTERED,	    /* --loss-filter-ip did not match */
 	PYEBPF_TCP_CNT_RETRANS_FAILED,	    /* retransmitted segments the kernel counted but could not send */
 	PYEBPF_TCP_CNT_RETRANS_UNSEEN,	    /* segments in tp->total_retrans whose tracepoint no hook run saw */
+	PYEBPF_TCP_CNT_PROBES_UNSEEN,	    /* zero-window probes in icsk_probes_out no timer hook saw sent */
 	PYEBPF_TCP_CNT_SEEDED,		    /* sockets predating tracing attributed by the iterator */
 	PYEBPF_TCP_CNT_SUPPRESSED,	    /* first of PYEBPF_LOSS_TYPES slots: rate-limited per type */
 	PYEBPF_TCP_CNT_END = PYEBPF_TCP_CNT_SUPPRESSED + (int)PYEBPF_LOSS_TYPES,

@@ -305,6 +305,8 @@ std::string TcpTracker::loss_summary(const Counters& c) const {
   out += fmt::format(", {} lost (ring buffer full)", c[PYEBPF_TCP_CNT_LOST_LOSS]);
   // Found in the sockets' own counters: retransmits whose tracepoint ran no hook.
   out += fmt::format(", {} retransmitted segments the kernel did not report to BPF", c[PYEBPF_TCP_CNT_RETRANS_UNSEEN]);
+  if (zero_window_hooked_)
+    out += fmt::format(", {} zero-window probes no timer hook saw sent", c[PYEBPF_TCP_CNT_PROBES_UNSEEN]);
   // E.g. a softirq retransmitting on one flow while the hook runs for
   // another on the same CPU: the kernel skips the nested run.
   std::uint64_t skipped = 0;
