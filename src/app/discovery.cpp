@@ -183,6 +183,7 @@ bool Discovery::attempt(Waiting& w) {
     Target& added = targets_.add(std::move(t));
     lineage_[added.pid] = added.service;
     callbacks_.added(added);
+    wait_for_early_children(added);
     const std::uint64_t done_ns = monotonic_ns();
     spdlog::debug("pid {}: found {:.2f} ms after its {}, read in {:.2f} ms, trackers attached {:.2f} ms after the {}",
                   added.pid, (w.first_ns - w.event_ns) / 1e6, w.copy_of ? "fork" : "exec",
@@ -213,6 +214,20 @@ bool Discovery::attempt(Waiting& w) {
   w.delay_ns = std::clamp<std::uint64_t>(w.delay_ns * 2, kFirstDelayNs, kMaxDelayNs);
   w.next_ns = now + w.delay_ns;
   return false;
+}
+
+// A process that forked while it was still being read (a re-exec'd server
+// master starting its workers) had its fork events before it was a target,
+// when nothing followed them: its children are read now.
+void Discovery::wait_for_early_children(const Target& parent) {
+  const auto index = static_cast<std::size_t>(&parent - targets_.all().data());
+  for (pid_t child : children_of(parent.pid)) {
+    const bool waiting =
+        std::any_of(waiting_.begin(), waiting_.end(), [&](const Waiting& w) { return w.pid == child; });
+    if (waiting || targets_.live(child)) continue;
+    lineage_[child] = parent.service;
+    wait_for(child, parent.pid, parent.service, "child of " + std::to_string(parent.pid), monotonic_ns(), 0, index);
+  }
 }
 
 void Discovery::retry_due() {

@@ -78,6 +78,7 @@ class Discovery {
 
   void wait_for(pid_t pid, pid_t parent, pid_t service, std::string origin, std::uint64_t event_ns,
                 std::uint64_t delay_ns, std::optional<std::size_t> copy_of = std::nullopt);
+  void wait_for_early_children(const Target& parent);
   // One attach attempt: true when done with it (attached, refused or given up).
   bool attempt(Waiting& w);
   void arm_timer();
