@@ -323,6 +323,15 @@ static __always_inline __u32 tcp_retrans_grown(__u32 now, __u32 seen)
 	return now >= seen ? now - seen : now;
 }
 
+/* Zero-window probes counted in icsk_probes_out past what the hooks saw were
+ * sent where no hook ran. A count below it (0 again): the window opened since. */
+static __always_inline void tcp_account_probes(struct pyebpf_tcp_owner *owner, __u8 probes)
+{
+	if (probes > owner->probes_seen)
+		pyebpf_count_add(PYEBPF_TCP_CNT_PROBES_UNSEEN, probes - owner->probes_seen);
+	owner->probes_seen = probes;
+}
+
 /* Records owner for sk; retransmits and probes it counted before are not ours to report. */
 static __always_inline void tcp_store_owner(const struct sock *sk, struct pyebpf_tcp_owner *owner, __u64 flags)
 {
@@ -527,9 +536,13 @@ int BPF_PROG(tcp_destroy, struct sock *sk)
 	struct pyebpf_tcp_owner *owner;
 
 	owner = targ_loss ? bpf_map_lookup_elem(&owners, &key) : NULL;
-	if (owner) /* retransmits after the last one a hook saw */
+	if (owner) { /* what grew after the last run of a hook */
 		pyebpf_count_add(PYEBPF_TCP_CNT_RETRANS_UNSEEN,
 				 tcp_retrans_grown(tcp_total_retrans(sk), owner->retrans_seen));
+		/* Only once probing: keepalive probes count in icsk_probes_out too. */
+		if (owner->zero_window)
+			tcp_account_probes(owner, BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_probes_out));
+	}
 	bpf_map_delete_elem(&owners, &key);
 	bpf_map_delete_elem(&established, &key);
 	return 0;
@@ -995,9 +1008,9 @@ int BPF_PROG(tcp_cong_state, struct sock *sk, const __u8 ca_state)
  * increments icsk_probes_out when it sent a probe. So: remember the count when
  * such a timer starts, compare when it ends, on the same CPU. A timer that finds
  * the socket locked by its owner defers the work to release_sock(), in process
- * context, and the kernel may skip a run of either hook: the next probe timer
- * of the socket finds the counter past what the hooks saw, and counts the
- * difference as probes no hook saw.
+ * context, and the kernel may skip a run of either hook: the socket's next
+ * probe timer, or its tcp_destroy_sock (a reset ends the probing), finds the
+ * counter past what the hooks saw and counts the difference.
  */
 SEC("tp_btf/timer_expire_entry")
 int BPF_PROG(tcp_timer_entry, struct timer_list *timer)
@@ -1027,10 +1040,8 @@ int BPF_PROG(tcp_timer_entry, struct timer_list *timer)
 	key = (__u64)icsk;
 	owner = bpf_map_lookup_elem(&owners, &key);
 	if (owner) {
-		/* 0 again: the window opened since (a new series of probes). */
-		if (pt->probes_out > owner->probes_seen)
-			pyebpf_count_add(PYEBPF_TCP_CNT_PROBES_UNSEEN, pt->probes_out - owner->probes_seen);
-		owner->probes_seen = pt->probes_out;
+		tcp_account_probes(owner, pt->probes_out);
+		owner->zero_window = 1;
 	}
 	return 0;
 }
