@@ -157,9 +157,9 @@ void expect_waits_reported(const std::vector<Json>& events, const Json& truth, c
       const double expected = wait.at("ms").get<double>();
       const double expected_max = wait.value("ms_max", expected);
       const double tolerance = std::max(5.0, expected * 0.10);
-      EXPECT_GE(e.at("off_cpu_ms").get<double>(), expected - tolerance) << e.dump() << "\nthe wait: " << wait.dump();
-      EXPECT_LE(e.at("off_cpu_ms").get<double>(), expected_max + tolerance)
-          << e.dump() << "\nthe wait: " << wait.dump();
+      const std::string both = e.dump() + "\nthe wait: " + wait.dump();
+      EXPECT_GE(e.at("off_cpu_ms").get<double>(), expected - tolerance) << both;
+      EXPECT_LE(e.at("off_cpu_ms").get<double>(), expected_max + tolerance) << both;
       EXPECT_EQ(e.at("prev_state"), "S") << e.dump();
       EXPECT_EQ(e.at("thread_name"), kind.thread);
       EXPECT_GE(e.at("runq_ms").get<double>(), 0.0);
