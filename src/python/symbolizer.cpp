@@ -11,6 +11,7 @@ Symbolizer::Symbolizer(const ObjectReader& objects, const pyebpf_py_layout& layo
 Symbolizer::CodeInfo Symbolizer::read_code(std::uint64_t addr) const {
   CodeInfo info;
   const ProcessMemory& mem = objects_.memory();
+  ProcessMemory::Batch batch(mem);  // a dozen fields of the code object and its strings
   const OffsetsRow& off = objects_.offsets();
   if (objects_.types().code && objects_.type_of(addr) != objects_.types().code) return info;
 

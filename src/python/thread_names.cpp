@@ -83,6 +83,7 @@ ThreadNames::Slot ThreadNames::read_slot(std::uint64_t key, std::uint64_t thread
 }
 
 void ThreadNames::refresh(bool full) {
+  ProcessMemory::Batch batch(objects_.memory());
   last_refresh_ns_ = monotonic_ns();
   auto active = threading_dict(active_, "_active");
   if (!active) return;
@@ -114,8 +115,8 @@ void ThreadNames::refresh(bool full) {
 
 ThreadNames::Names::const_iterator ThreadNames::find(std::uint64_t thread_ident, std::uint32_t native_id) const {
   auto it = names_.find(thread_ident);
-  if (it == names_.end() || !native_id || !it->second->named->native_id ||
-      it->second->named->native_id == native_id || native_id == leader_ns_tid_)
+  if (it == names_.end() || !native_id || !it->second->named->native_id || it->second->named->native_id == native_id ||
+      native_id == leader_ns_tid_)
     return it;
   return names_.end();  // the same ident on another thread: the named one has exited since
 }
@@ -154,6 +155,7 @@ std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident, std::ui
     }
   }
   if (it != names_.end()) return it->second->named->name;
+  ProcessMemory::Batch batch(objects_.memory());
   // Not registered yet, or not a threading thread. Not cached: the thread
   // is named from _active once it registers.
   return refreshed ? starting_thread_name(thread_ident) : std::nullopt;

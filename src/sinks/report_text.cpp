@@ -40,10 +40,10 @@ double Distribution::percentile(double q) const {
 
 // --- reading records -----------------------------------------------------------
 
-std::string thread_of(const Record& r) {
+std::string_view thread_of(const Record& r) {
   namespace f = thread_fields;
-  if (r.kind(f::thread_name) == Record::Kind::Text) return std::string(r.text(f::thread_name));
-  if (r.kind(f::comm) == Record::Kind::Text) return std::string(r.text(f::comm));
+  if (r.kind(f::thread_name) == Record::Kind::Text) return r.text(f::thread_name);
+  if (r.kind(f::comm) == Record::Kind::Text) return r.text(f::comm);
   return "?";
 }
 

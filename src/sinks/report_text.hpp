@@ -46,19 +46,18 @@ class Distribution {
   std::uint64_t rng_ = 0x9e3779b97f4a7c15ULL;
 };
 
-// Time attributed to something (a GIL holder, an off-CPU reason), and to
-// which threads.
+// Time attributed to something (a GIL holder, an off-CPU reason).
 struct Timed {
   double ms = 0;
   std::uint64_t count = 0;
   double max_ms = 0;
-  std::map<std::string, double> threads;  // thread -> ms
 };
 
 // --- reading records ---------------------------------------------------------
 
-// The thread an event is about: its thread_name field, else comm, else "?".
-std::string thread_of(const Record& r);
+// The thread an event is about: its thread_name field, else comm, else "?"
+// (a view into `r`).
+std::string_view thread_of(const Record& r);
 // A field as text whatever its kind ("?" when absent): for labels.
 std::string field_text(const Record& r, FieldId f, const std::string& fallback = "?");
 
@@ -101,26 +100,30 @@ std::string count_text(std::uint64_t n);
 std::string pct(double part, double whole);
 std::string ms(double v);
 
-// Entries of `m` sorted by weight descending, then key: deterministic.
-template <typename K, typename V, typename F>
-std::vector<std::pair<K, V>> top(const std::map<K, V>& m, F weight, std::size_t n) {
-  std::vector<std::pair<K, V>> v(m.begin(), m.end());
-  std::stable_sort(v.begin(), v.end(),
-                   [&](const auto& a, const auto& b) { return weight(a.second) > weight(b.second); });
+// Entries of `m` (any map) sorted by weight descending, then key: the same
+// order whatever the container's own.
+template <typename Map, typename F>
+std::vector<std::pair<typename Map::key_type, typename Map::mapped_type>> top(const Map& m, F weight, std::size_t n) {
+  std::vector<std::pair<typename Map::key_type, typename Map::mapped_type>> v(m.begin(), m.end());
+  std::sort(v.begin(), v.end(), [&](const auto& a, const auto& b) {
+    const double wa = weight(a.second), wb = weight(b.second);
+    return wa != wb ? wa > wb : a.first < b.first;
+  });
   if (v.size() > n) v.resize(n);
   return v;
 }
 
 // "name share, ..." (or "name ms, ..." with `as_ms`) of the top 4 threads in a
 // thread -> weight map, then "+N more".
-template <typename V>
-std::string thread_list(const std::map<std::string, V>& threads, bool as_ms) {
+template <typename Map>
+std::string thread_list(const Map& threads, bool as_ms) {
+  using V = typename Map::mapped_type;
   double sum = 0;
   for (const auto& [k, v] : threads) sum += static_cast<double>(v);
   std::vector<std::string> items;
   for (const auto& [name, w] : top(
            threads, [](V x) { return static_cast<double>(x); }, 4))
-    items.push_back(name + " " + (as_ms ? ms(static_cast<double>(w)) : pct(static_cast<double>(w), sum)));
+    items.push_back(std::string(name) + " " + (as_ms ? ms(static_cast<double>(w)) : pct(static_cast<double>(w), sum)));
   if (threads.size() > 4) items.push_back("+" + std::to_string(threads.size() - 4) + " more");
   std::string out;
   for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;

@@ -10,17 +10,28 @@
 namespace pyebpf::stack {
 
 void append_text(std::string& out, const PyFrame& frame) {
-  fmt::format_to(std::back_inserter(out), "{} ({}:{})", frame.function, frame.file, frame.line);
+  // By hand: fmt's format-string parse per frame was a tenth of pyebpf's
+  // CPU while writing a GIL convoy's stacks.
+  char line[16];
+  auto [end, ec] = std::to_chars(line, line + sizeof(line), frame.line);
+  out.append(frame.function);
+  out += " (";
+  out.append(frame.file);
+  out += ':';
+  out.append(line, end);
+  out += ')';
 }
 
 void append_text(std::string& out, const NativeFrame& frame) {
   auto it = std::back_inserter(out);
   switch (frame.kind) {
     case NativeFrame::Kind::Symbol:
-      if (frame.module.empty())
-        out += frame.symbol;
-      else
-        fmt::format_to(it, "{} [{}]", frame.symbol, frame.module);
+      out += frame.symbol;
+      if (!frame.module.empty()) {
+        out += " [";
+        out += frame.module;
+        out += ']';
+      }
       break;
     case NativeFrame::Kind::InModule:
       fmt::format_to(it, "{} [{}+{:#x}]", kUnknown, frame.module, frame.address);

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <map>
+#include <unordered_map>
 
 #include "sinks/report_text.hpp"
 #include "util/files.hpp"
@@ -88,21 +90,14 @@ namespace {
 
 using namespace sinks::report;
 
-// The holder of a wait: its thread name, else its tid.
-std::string holder_of(const sinks::Record& r) {
-  const GilWaitSchema& s = gil_wait_schema();
-  std::string holder(r.text(s.holder_thread_name));
-  if (holder.empty()) {
-    auto tid = r.number(s.holder_tid).value_or(0);
-    holder = tid > 0 ? fmt::format("tid {}", static_cast<long>(tid)) : "(unknown holder)";
-  }
-  return holder;
-}
-
 // GIL: every wait's count, total and percentiles (gil_stats); holders by the
 // wait they caused (and what they were running), and who waited (gil_wait
 // events: the waits at or above the threshold). A stored run without
 // gil_stats (pyebpf before gil_stats existed) takes the numbers from the events.
+//
+// Thread names and leaf frames are kept once each and events add to maps of
+// their ids: with maps keyed by strings, a 500-thread convoy spent a quarter
+// of pyebpf's CPU here copying, hashing and comparing them.
 class GilSection : public sinks::ReportSection {
  public:
   void add(const sinks::Record& r) override {
@@ -114,17 +109,22 @@ class GilSection : public sinks::ReportSection {
     double wait = r.number(s.duration_ms).value_or(0);
     waits_.add(wait);
     const std::size_t depth = r.kind(s.holder_py_stack) == sinks::Record::Kind::PyStack ? r.size(s.holder_py_stack) : 0;
-    std::pair<std::string, std::string> key{holder_of(r), "(no Python stack)"};
-    if (depth) key.second = stack::text_of(r.py_frame(s.holder_py_stack, depth - 1));
-    if (!holders_.count(key) && holders_.size() >= kMaxKeys) key = {kOther, ""};
+    scratch_.clear();
+    if (depth)
+      stack::append_text(scratch_, r.py_frame(s.holder_py_stack, depth - 1));
+    else
+      scratch_ = "(no Python stack)";
+    HolderKey key{intern(holder_of(r)), intern(scratch_)};
+    if (!holders_.count(key) && holders_.size() >= kMaxKeys) key = {intern(kOther), intern("")};
     auto [it, fresh] = holders_.try_emplace(key);
     Holder& h = it->second;
     if (fresh)
-      h.running = depth && key.first != kOther ? short_frame(r.py_frame(s.holder_py_stack, depth - 1)) : key.second;
+      h.running =
+          depth && texts_[key.first] != kOther ? short_frame(r.py_frame(s.holder_py_stack, depth - 1)) : scratch_;
     h.time.ms += wait;
     ++h.time.count;
     h.time.max_ms = std::max(h.time.max_ms, wait);
-    h.time.threads[thread_of(r)] += wait;
+    h.waiters[intern(thread_of(r))] += wait;
   }
 
   void render(std::string& out) const override {
@@ -141,12 +141,17 @@ class GilSection : public sinks::ReportSection {
                          ms(waits_.percentile(0.5)), ms(waits_.percentile(0.99)), ms(waits_.max()));
     }
     if (waits_.count() == 0) return;
+    std::map<std::pair<std::string_view, std::string_view>, const Holder*> by_text;
+    for (const auto& [key, h] : holders_)
+      by_text.emplace(std::pair<std::string_view, std::string_view>(texts_[key.first], texts_[key.second]), &h);
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> waiters;
     for (const auto& [key, h] : top(
-             holders_, [](const Holder& x) { return x.time.ms; }, kTop)) {
-      rows.push_back({ms(h.time.ms), count_text(h.time.count), key.first, h.running});
-      waiters.push_back("waiting (ms): " + thread_list(h.time.threads, true));
+             by_text, [](const Holder* x) { return x->time.ms; }, kTop)) {
+      rows.push_back({ms(h->time.ms), count_text(h->time.count), std::string(key.first), h->running});
+      std::map<std::string_view, double> by_name;
+      for (const auto& [id, waited] : h->waiters) by_name.emplace(texts_[id], waited);
+      waiters.push_back("waiting (ms): " + thread_list(by_name, true));
     }
     table(out,
           {{"wait ms", 10, true}, {"waits", 6, true}, {"holder thread", 24}, {"holder was running", 0, false, true}},
@@ -154,9 +159,36 @@ class GilSection : public sinks::ReportSection {
   }
 
  private:
+  using TextId = std::uint32_t;
+  // The holder of a wait: its thread name, else its tid.
+  std::string_view holder_of(const sinks::Record& r) {
+    const GilWaitSchema& s = gil_wait_schema();
+    std::string_view holder = r.text(s.holder_thread_name);
+    if (!holder.empty()) return holder;
+    auto tid = r.number(s.holder_tid).value_or(0);
+    holder_scratch_ = tid > 0 ? fmt::format("tid {}", static_cast<long>(tid)) : "(unknown holder)";
+    return holder_scratch_;
+  }
+  // The id of `text`, kept once; past kMaxKeys distinct texts (thread names
+  // churning for hours) new ones share kOther's.
+  TextId intern(std::string_view text) {
+    if (auto it = ids_.find(text); it != ids_.end()) return it->second;
+    if (texts_.size() >= kMaxKeys && text != kOther) return intern(kOther);
+    texts_.emplace_back(text);
+    ids_.emplace(texts_.back(), static_cast<TextId>(texts_.size() - 1));
+    return static_cast<TextId>(texts_.size() - 1);
+  }
+
   struct Holder {
     Timed time;
-    std::string running;  // the holder's leaf frame, file by base name
+    std::unordered_map<TextId, double> waiters;  // waiting thread -> ms
+    std::string running;                         // the holder's leaf frame, file by base name
+  };
+  using HolderKey = std::pair<TextId, TextId>;  // (holder thread, holder's leaf frame)
+  struct HolderKeyHash {
+    std::size_t operator()(const HolderKey& k) const {
+      return std::hash<std::uint64_t>()(std::uint64_t{k.first} << 32 | k.second);
+    }
   };
   void add_stats(const sinks::Record& r) {
     const GilStatsSchema& s = gil_stats_schema();
@@ -164,8 +196,10 @@ class GilSection : public sinks::ReportSection {
     reported_ += static_cast<std::uint64_t>(r.number(s.reported).value_or(0));
   }
 
-  // (holder thread, holder's leaf frame) -> wait caused, by waiting thread
-  std::map<std::pair<std::string, std::string>, Holder> holders_;
+  std::deque<std::string> texts_;  // by TextId; a deque keeps the views in ids_ valid
+  std::unordered_map<std::string_view, TextId> ids_;
+  std::unordered_map<HolderKey, Holder, HolderKeyHash> holders_;
+  std::string scratch_, holder_scratch_;
   Distribution waits_;  // the gil_wait events'
   RecordedLatency stats_;
   std::uint64_t reported_ = 0;

@@ -126,7 +126,7 @@ class OffCpuSection : public sinks::ReportSection {
     runq_ms_ += r.number(s.runq_ms).value_or(0);
     count_ += count;
     const std::size_t depth = r.kind(s.py_stack) == sinks::Record::Kind::PyStack ? r.size(s.py_stack) : 0;
-    Key key{field_text(r, s.prev_state, "-"), kernel_wait(r, s.kernel_stack), thread_of(r),
+    Key key{field_text(r, s.prev_state, "-"), kernel_wait(r, s.kernel_stack), std::string(thread_of(r)),
             depth ? stack::text_of(r.py_frame(s.py_stack, depth - 1)) : "-"};
     if (!reasons_.count(key) && reasons_.size() >= kMaxKeys) key = {"-", kOther, "-", "-"};
     auto [it, fresh] = reasons_.try_emplace(key);

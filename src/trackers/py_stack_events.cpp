@@ -46,7 +46,7 @@ class CpuSection : public sinks::ReportSection {
  public:
   void add(const sinks::Record& r) override {
     const PyStackSchema& s = py_stack_schema();
-    const std::string thread = thread_of(r);
+    const std::string thread(thread_of(r));
     const std::size_t depth = r.kind(s.stack) == sinks::Record::Kind::PyStack ? r.size(s.stack) : 0;
     text_.clear();
     for (std::size_t i = 0; i < depth; ++i) {
