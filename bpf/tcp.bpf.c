@@ -332,14 +332,21 @@ static __always_inline void tcp_account_probes(struct pyebpf_tcp_owner *owner, _
 	owner->probes_seen = probes;
 }
 
-/* Records owner for sk; retransmits and probes it counted before are not ours to report. */
+/* Where owner's accounting of sk starts: retransmits and probes it counted
+ * before are not ours to report. */
+static __always_inline void tcp_owner_baseline(const struct sock *sk, struct pyebpf_tcp_owner *owner)
+{
+	owner->retrans_seen = tcp_total_retrans(sk);
+	owner->probes_seen = BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_probes_out);
+}
+
+/* Records owner for sk, its accounting starting now. */
 static __always_inline void tcp_store_owner(const struct sock *sk, struct pyebpf_tcp_owner *owner, __u64 flags)
 {
 	__u64 key = (__u64)sk;
 	long err;
 
-	owner->retrans_seen = tcp_total_retrans(sk);
-	owner->probes_seen = BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_probes_out);
+	tcp_owner_baseline(sk, owner);
 	err = bpf_map_update_elem(&owners, &key, owner, flags);
 
 	if (err && err != -EEXIST)
@@ -570,8 +577,7 @@ int seed_owners(struct bpf_iter__tcp *ctx)
 	if (!seed)
 		return 0;
 	owner = *seed;
-	owner.retrans_seen = BPF_CORE_READ(tp, total_retrans);
-	owner.probes_seen = BPF_CORE_READ(tp, inet_conn.icsk_probes_out);
+	tcp_owner_baseline((const struct sock *)tp, &owner);
 	key = (__u64)tp;
 	/* An owner recorded since tracing started is more precise: keep it. */
 	if (!bpf_map_update_elem(&owners, &key, &owner, BPF_NOEXIST))
@@ -788,22 +794,20 @@ static __always_inline bool tcp_loss_admit(__u8 type, __u64 now)
 }
 
 /*
- * One tcp_loss event about `sk` (a full socket, a mini socket or NULL). `a`
- * holds the addresses when the caller took them elsewhere (an skb, a request
- * socket), else NULL to take them from sk.
+ * One tcp_loss event about `sk` (a full socket, a mini socket or NULL) whose
+ * owner record is `owner` (NULL: none). `a` holds the addresses when the
+ * caller took them elsewhere (an skb, a request socket), else NULL to take
+ * them from sk.
  */
-static __always_inline void tcp_emit_loss(const struct sock *sk, const struct sock *owner_sk, __u8 type,
-					  const struct pyebpf_tcp_addrs *a, __u32 detail, bool have_detail,
-					  int new_ca_state)
+static __always_inline void tcp_emit_loss_owned(const struct sock *sk, const struct pyebpf_tcp_owner *owner, __u8 type,
+						const struct pyebpf_tcp_addrs *a, __u32 detail, bool have_detail,
+						int new_ca_state)
 {
 	struct pyebpf_tcp_loss_event *ev;
-	struct pyebpf_tcp_owner *owner = NULL;
 	struct pyebpf_tcp_addrs addrs;
-	__u64 now, key = (__u64)owner_sk;
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	__u64 now;
 
-	if (owner_sk)
-		owner = bpf_map_lookup_elem(&owners, &key);
 	if (!owner && !targ_host_scope)
 		return;
 	if (a)
@@ -859,6 +863,17 @@ static __always_inline void tcp_emit_loss(const struct sock *sk, const struct so
 	tcp_submit(ev);
 }
 
+/* As tcp_emit_loss_owned, with the owner recorded for owner_sk (may be NULL). */
+static __always_inline void tcp_emit_loss(const struct sock *sk, const struct sock *owner_sk, __u8 type,
+					  const struct pyebpf_tcp_addrs *a, __u32 detail, bool have_detail,
+					  int new_ca_state)
+{
+	__u64 key = (__u64)owner_sk;
+
+	tcp_emit_loss_owned(sk, owner_sk ? bpf_map_lookup_elem(&owners, &key) : NULL, type, a, detail, have_detail,
+			    new_ca_state);
+}
+
 SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(tcp_retransmit, const struct sock *sk, const struct sk_buff *skb)
 {
@@ -880,7 +895,7 @@ int BPF_PROG(tcp_retransmit, const struct sock *sk, const struct sk_buff *skb)
 	 * unrelated task) - a loss to count, not to hide.
 	 */
 	if (owner) {
-		__u32 now = BPF_CORE_READ((struct tcp_sock *)sk, total_retrans);
+		__u32 now = tcp_total_retrans(sk);
 		__u32 grown = tcp_retrans_grown(now, owner->retrans_seen);
 
 		counted = err && grown < segs ? 0 : segs;
@@ -893,7 +908,7 @@ int BPF_PROG(tcp_retransmit, const struct sock *sk, const struct sk_buff *skb)
 			pyebpf_count_add(PYEBPF_TCP_CNT_RETRANS_FAILED, counted);
 		return 0;
 	}
-	tcp_emit_loss(sk, sk, PYEBPF_LOSS_RETRANSMIT, NULL, segs, true, -1);
+	tcp_emit_loss_owned(sk, owner, PYEBPF_LOSS_RETRANSMIT, NULL, segs, true, -1);
 	return 0;
 }
 
@@ -1068,6 +1083,6 @@ int BPF_PROG(tcp_timer_exit, struct timer_list *timer)
 	owner = bpf_map_lookup_elem(&owners, &key);
 	if (owner)
 		owner->probes_seen = probes;
-	tcp_emit_loss(sk, sk, PYEBPF_LOSS_ZERO_WINDOW, NULL, probes, true, -1);
+	tcp_emit_loss_owned(sk, owner, PYEBPF_LOSS_ZERO_WINDOW, NULL, probes, true, -1);
 	return 0;
 }

@@ -191,6 +191,8 @@ TEST(TcpStructs, MatchTheEmbeddedObject) {
   EXPECT_SAME_SIZE(t, pyebpf_tcp_owner);
   EXPECT_SAME_LAYOUT(t, pyebpf_tcp_owner, connect_ns);
   EXPECT_SAME_LAYOUT(t, pyebpf_tcp_owner, retrans_seen);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_owner, probes_seen);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_owner, zero_window);
   EXPECT_SAME_SIZE(t, pyebpf_tcp_thread_event);
   EXPECT_SAME_LAYOUT(t, pyebpf_tcp_thread_event, hdr);
 
