@@ -38,7 +38,7 @@ struct {
 /* Map memory for the walk: frame reads land here so field offsets can be variable. */
 struct pyebpf_walk_scratch {
 	__u8 frame[PYEBPF_FRAME_WINDOW + 8];
-	__u8 code[PYEBPF_CODE_WINDOW + PYEBPF_CODE_TAG_LEN];
+	__u8 code_header[PYEBPF_CODE_TAG_LEN];
 };
 
 struct {
@@ -167,27 +167,6 @@ static __always_inline __s32 pyebpf_frame_instr(const struct pyebpf_py_layout *l
 }
 
 /*
- * A frame's code object: its type (is it a PyCodeObject?) and its tag, in one
- * read from ob_type through the immutable header, which user space checked
- * lie within PYEBPF_CODE_WINDOW bytes; a read per field was a third of the
- * cost of a 50-deep walk. If that span cannot be read, the type alone, and
- * tag 0 (nothing to compare). Returns 0 when the type was read.
- */
-static __always_inline int pyebpf_read_code(const struct pyebpf_py_layout *l, __u64 code, __u8 *window, __u64 *type,
-					    __u32 *tag)
-{
-	__u32 span = (__u32)(l->code_tag + l->code_tag_len - l->object_type) & (PYEBPF_CODE_WINDOW - 1);
-	__u32 tag_at = (__u32)(l->code_tag - l->object_type) & (PYEBPF_CODE_WINDOW - 1);
-
-	*tag = 0;
-	if (bpf_probe_read_user(window, span, (const void *)(code + l->object_type)))
-		return pyebpf_read_ptr(code + l->object_type, type);
-	__builtin_memcpy(type, window, sizeof(*type));
-	*tag = pyebpf_code_tag(window + tag_at, l->code_tag_len);
-	return 0;
-}
-
-/*
  * Chosen by user space before load: bpf_loop (Linux 5.17+) verifies the frame
  * step once instead of once per iteration, which keeps load time low when
  * several programs inline the walker; older kernels get the bounded loop.
@@ -212,7 +191,6 @@ static int pyebpf_walk_step(__u32 index, struct pyebpf_walk_ctx *ctx)
 	struct pyebpf_py_stack *st = ctx->st;
 	struct pyebpf_py_frame *slot;
 	__u64 frame = ctx->frame, code, type = 0;
-	__u32 tag = 0;
 	__u8 owner;
 
 	if (!frame)
@@ -238,7 +216,7 @@ static int pyebpf_walk_step(__u32 index, struct pyebpf_walk_ctx *ctx)
 	 * every version, tagged or not. */
 	code = pyebpf_window_u64(scratch->frame, l->frame_code) & ~7ULL;
 	owner = l->frame_owner == PYEBPF_NO_OFFSET ? 0 : scratch->frame[l->frame_owner & (PYEBPF_FRAME_WINDOW - 1)];
-	if (code && owner < l->owner_cstack && !pyebpf_read_code(l, code, scratch->code, &type, &tag) &&
+	if (code && owner < l->owner_cstack && !pyebpf_read_ptr(code + l->object_type, &type) &&
 	    type == ctx->proc->code_type) {
 		if (st->depth >= PYEBPF_MAX_FRAMES) {
 			st->truncated = 1;
@@ -248,7 +226,9 @@ static int pyebpf_walk_step(__u32 index, struct pyebpf_walk_ctx *ctx)
 		slot = &st->frames[st->depth & (PYEBPF_MAX_FRAMES - 1)];
 		slot->code = code;
 		slot->instr = pyebpf_frame_instr(l, scratch->frame, code);
-		slot->tag = tag;
+		slot->tag = 0;
+		if (!bpf_probe_read_user(scratch->code_header, PYEBPF_CODE_TAG_LEN, (const void *)(code + l->code_tag)))
+			slot->tag = pyebpf_code_tag(scratch->code_header, l->code_tag_len);
 		st->depth++;
 	} else {
 		pyebpf_count(PYEBPF_CNT_FRAMES_SKIPPED);

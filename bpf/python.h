@@ -18,7 +18,6 @@
 #define PYEBPF_MAX_THREAD_WALK	256 /* thread-list entries visited in the slow path */
 #define PYEBPF_FRAME_WINDOW	128 /* bytes read per frame in one go */
 #define PYEBPF_CODE_TAG_LEN	32  /* bytes of immutable code header hashed into the tag */
-#define PYEBPF_CODE_WINDOW	128 /* bytes of a code object read per frame: ob_type through the tag */
 #define PYEBPF_NO_OFFSET	0xffff
 #define PYEBPF_NO_TSS_SLOT	0x7fffffff
 

@@ -76,9 +76,6 @@ pyebpf_py_layout make_bpf_layout(const OffsetsRow& row, const PyVersion& version
     throw Error("code header of CPython " + version.minor_str() + " does not fit the code tag");
   l.code_tag = static_cast<std::uint16_t>(tag_start);
   l.code_tag_len = static_cast<std::uint16_t>(tag_end - tag_start);
-  // BPF reads ob_type and the tag in one go (pyebpf_read_code).
-  if (l.object_type + 8u > tag_start || tag_end - l.object_type >= PYEBPF_CODE_WINDOW)
-    throw Error("code header of CPython " + version.minor_str() + " does not fit the BPF code window");
   return l;
 }
 
