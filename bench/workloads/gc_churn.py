@@ -1,7 +1,8 @@
 """Short-lived cyclic garbage for bench/observer's GC-heavy row: objects that
 point at themselves, dropped at once, with the young generation's threshold
-lowered to argv[2] (default 350): thousands of gen-0 collections per second
-of small, cheap collections, where a per-collection cost shows most. Prints
+set to argv[2] (default 350; bench/observer scales it to a fixed rate):
+thousands of gen-0 collections per second of small, cheap collections, where
+a per-collection cost shows most. Prints
 READY, waits for GO on stdin, makes argv[1] objects, prints RESULT {"wall": s,
 "cpu": s, "collections": n, "gen0": n} and exits."""
 import gc
