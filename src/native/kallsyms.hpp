@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,8 +58,8 @@ class Kallsyms {
 
   std::vector<Entry> entries_;  // sorted by address
   std::string names_;
-  std::vector<std::string> modules_{""};
-  std::unordered_map<std::string, std::uint16_t> module_index_;  // while parsing
+  std::deque<std::string> modules_{""};  // a deque: module_index_'s views stay valid as it grows
+  std::unordered_map<std::string_view, std::uint16_t> module_index_;  // while parsing
   bool any_nonzero_ = false;
   bool zero_addresses_ = false;
 };

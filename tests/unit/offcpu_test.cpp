@@ -2,6 +2,7 @@
 // offcpu pure logic: kallsyms parsing, task state letters, native stack order
 // and symbolisation against real ELF files (struct layouts: bpf_structs_test).
 // No root needed.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -90,6 +91,26 @@ TEST(Kallsyms, LoadReadsTheFileLineByLine) {
   EXPECT_EQ(k.name(0xffffffff81002010), "do_nanosleep");
   EXPECT_EQ(k.name(0xffffffffc0a01000), "nft_do_chain [nf_tables]");
   EXPECT_EQ(k.size(), Kallsyms::parse(kKallsyms).size());  // data symbols dropped alike
+}
+
+TEST(Kallsyms, LoadKeepsLinesSplitAcrossReads) {
+  // ~1.3 MB: several of load()'s read pieces, so lines straddle their ends;
+  // the last line has no newline.
+  std::string text;
+  constexpr int kSymbols = 30000;
+  for (int i = 0; i < kSymbols; ++i)
+    text += fmt::format("{:016x} t function_with_a_long_name_{}{}\n", 0xffffffff81000000 + i * 0x100, i,
+                        i % 7 ? "" : "\t[some_module]");
+  text += "ffffffff8f000000 T last_without_newline";
+  const auto path = std::filesystem::temp_directory_path() / ("pyebpf-kallsyms-big-" + std::to_string(getpid()));
+  std::ofstream(path) << text;
+  Kallsyms k = Kallsyms::load(path);
+  std::filesystem::remove(path);
+  ASSERT_EQ(k.size(), kSymbols + 1u);
+  for (int i : {0, 1, 8191, 8192, 12345, kSymbols - 1})
+    EXPECT_EQ(k.name(0xffffffff81000000 + i * 0x100 + 4),
+              fmt::format("function_with_a_long_name_{}{}", i, i % 7 ? "" : " [some_module]"));
+  EXPECT_EQ(k.name(0xffffffff8f000010), "last_without_newline");
 }
 
 TEST(PrevState, LettersLikePs) {
