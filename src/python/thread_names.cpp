@@ -34,6 +34,7 @@ std::optional<std::string> ThreadNames::starting_thread_name(std::uint64_t threa
   // _active. One past _set_ident() but not yet registered (a collection in
   // _set_tstate_lock, say) is found here by its _ident: a pthread_t is
   // unique among live threads, and a starting thread is live.
+  ProcessMemory::Batch batch(objects_.memory());
   auto limbo = threading_dict(limbo_, "_limbo");
   if (!limbo) return std::nullopt;
   auto entries = objects_.dict_entries(*limbo, 64);
@@ -155,7 +156,6 @@ std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident, std::ui
     }
   }
   if (it != names_.end()) return it->second->named->name;
-  ProcessMemory::Batch batch(objects_.memory());
   // Not registered yet, or not a threading thread. Not cached: the thread
   // is named from _active once it registers.
   return refreshed ? starting_thread_name(thread_ident) : std::nullopt;

@@ -115,12 +115,12 @@ class GilSection : public sinks::ReportSection {
     else
       scratch_ = "(no Python stack)";
     HolderKey key{intern(holder_of(r)), intern(scratch_)};
-    if (!holders_.count(key) && holders_.size() >= kMaxKeys) key = {intern(kOther), intern("")};
+    if (!holders_.count(key) && holders_.size() >= kMaxKeys) key = {intern(kOtherThreads), intern("")};
     auto [it, fresh] = holders_.try_emplace(key);
     Holder& h = it->second;
     if (fresh)
-      h.running =
-          depth && texts_[key.first] != kOther ? short_frame(r.py_frame(s.holder_py_stack, depth - 1)) : scratch_;
+      h.running = depth && texts_[key.first] != kOtherThreads ? short_frame(r.py_frame(s.holder_py_stack, depth - 1))
+                                                              : scratch_;
     h.time.ms += wait;
     ++h.time.count;
     h.time.max_ms = std::max(h.time.max_ms, wait);
@@ -160,6 +160,8 @@ class GilSection : public sinks::ReportSection {
 
  private:
   using TextId = std::uint32_t;
+  // What holders, waiters and frames past kMaxKeys distinct ones add to.
+  static constexpr std::string_view kOtherThreads = "(other threads: too many distinct names and frames)";
   // The holder of a wait: its thread name, else its tid.
   std::string_view holder_of(const sinks::Record& r) {
     const GilWaitSchema& s = gil_wait_schema();
@@ -170,10 +172,10 @@ class GilSection : public sinks::ReportSection {
     return holder_scratch_;
   }
   // The id of `text`, kept once; past kMaxKeys distinct texts (thread names
-  // churning for hours) new ones share kOther's.
+  // churning for hours) new ones share kOtherThreads'.
   TextId intern(std::string_view text) {
     if (auto it = ids_.find(text); it != ids_.end()) return it->second;
-    if (texts_.size() >= kMaxKeys && text != kOther) return intern(kOther);
+    if (texts_.size() >= kMaxKeys && text != kOtherThreads) return intern(kOtherThreads);
     texts_.emplace_back(text);
     ids_.emplace(texts_.back(), static_cast<TextId>(texts_.size() - 1));
     return static_cast<TextId>(texts_.size() - 1);
