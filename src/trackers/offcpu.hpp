@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <future>
 #include <memory>
@@ -48,6 +49,7 @@ class OffCpuTracker : public Tracker {
   void consume() override;
   void tick() override;
   void finish() override;
+  void remove_target(pid_t pid) override;
   std::vector<std::string> summary() const override { return {summary_line()}; }
 
  private:
@@ -62,8 +64,14 @@ class OffCpuTracker : public Tracker {
   Skeleton open_and_load(const Hooks& hooks) const;
   void attach(const Hooks& hooks);
   void handle(const void* data, std::size_t size);
+  void decode(const void* data, std::size_t size);
   void flush_aggregates();
+  void start_kallsyms_load();
+  bool kallsyms_ready() const;
   const native::Kallsyms& kallsyms();  // waits for the background load (tick()) once
+  // Decodes the events held while kernel symbols loaded: once they are
+  // loaded, or now (waiting for them) if `wait`.
+  void decode_held(bool wait);
 
   const OffCpuOptions options_;
   TrackerContext* ctx_ = nullptr;
@@ -76,6 +84,9 @@ class OffCpuTracker : public Tracker {
   std::uint64_t interval_start_ns_ = 0;
   std::optional<native::Kallsyms> kallsyms_;
   std::future<native::Kallsyms> kallsyms_loading_;
+  static constexpr std::size_t kMaxHeldBytes = 32 << 20;
+  std::deque<std::string> held_;  // events' bytes, oldest first
+  std::size_t held_bytes_ = 0;
   OffCpuDecoder decoder_;
   sinks::Record record_;
   EventCounts counts_;
