@@ -44,9 +44,10 @@ const volatile __u32 targ_capture = PYEBPF_OFFCPU_CAPTURE_AT_RESUME;
 /* Aggregation generation, bumped by user space at each interval (mmaped .bss). */
 volatile __u32 agg_gen = 0;
 
-/* Four wake-ups' worth (PYEBPF_OFFCPU_WAKEUP_BYTES): about 400 sleeps with
- * full stacks while the reader is kept off the CPU. Every page of a ring is
- * resident from the start and mapped twice: 2 MB of pyebpf's RSS. */
+/* Four wake-ups' worth (PYEBPF_OFFCPU_WAKEUP_BYTES): about 1,700 sleeps with
+ * packed stacks of typical depths (~600 bytes each) while the reader is kept
+ * off the CPU. Every page of a ring is resident from the start and mapped
+ * twice: 2 MB of pyebpf's RSS (user space sizes it before load). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1024 * 1024);
@@ -81,6 +82,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct pyebpf_offcpu_event);
 } scratch SEC(".maps");
+
+/* Per-CPU event as sent: packed (offcpu.h, "On the wire"). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pyebpf_offcpu_event);
+} wire SEC(".maps");
 
 /*
  * Per CPU: the thread whose stacks the next sched_exit_tp on this CPU must
@@ -274,12 +283,53 @@ static __always_inline void aggregate(const struct pyebpf_offcpu_thread *rec, st
 	pyebpf_count(PYEBPF_OFFCPU_CNT_AGGREGATED);
 }
 
+/* Copies native stack `st` into `out` at `pos`, cut to its depth; returns
+ * the bytes written, 0 if it could not be copied. */
+static __always_inline __u64 pack_native(__u8 *out, __u64 pos, const struct pyebpf_offcpu_native_stack *st)
+{
+	__u32 depth = st->depth;
+	__u64 n;
+
+	if (depth > PYEBPF_OFFCPU_NATIVE_SLOTS)
+		depth = PYEBPF_OFFCPU_NATIVE_SLOTS;
+	n = PYEBPF_OFFCPU_NATIVE_BYTES(depth);
+	if (pos > sizeof(struct pyebpf_offcpu_event) - sizeof(*st) || bpf_probe_read_kernel(out + pos, n, st))
+		return 0;
+	return n;
+}
+
+/* `ev` packed into `out` (offcpu.h, "On the wire"); returns its size, 0 if it
+ * could not be built. */
+static __always_inline __u64 pack_event(__u8 *out, const struct pyebpf_offcpu_event *ev)
+{
+	__u64 pos = PYEBPF_OFFCPU_FIXED_BYTES, n;
+	__u32 depth = ev->py.depth;
+
+	if (bpf_probe_read_kernel(out, PYEBPF_OFFCPU_FIXED_BYTES, ev))
+		return 0;
+	n = pack_native(out, pos, &ev->kstack);
+	if (!n)
+		return 0;
+	pos += n;
+	n = pack_native(out, pos, &ev->ustack);
+	if (!n)
+		return 0;
+	pos += n;
+	if (depth > PYEBPF_MAX_FRAMES)
+		depth = PYEBPF_MAX_FRAMES;
+	n = PYEBPF_STACK_BYTES(depth);
+	if (pos > sizeof(*ev) - sizeof(ev->py) || bpf_probe_read_kernel(out + pos, n, &ev->py))
+		return 0;
+	return pos + n;
+}
+
 /* A reported sleep with its stacks in `ev`: send it (per-event) or add it (aggregated). */
 static __always_inline void report(const struct pyebpf_offcpu_thread *rec, struct task_struct *task,
 				   struct pyebpf_offcpu_event *ev)
 {
+	__u32 zero = 0;
+	__u8 *out;
 	__u64 size;
-	__u32 depth;
 
 	if (targ_aggregate) {
 		aggregate(rec, task, ev, rec->prev_state, rec->off_ns, rec->runq_ns);
@@ -290,13 +340,13 @@ static __always_inline void report(const struct pyebpf_offcpu_thread *rec, struc
 	ev->runq_ns = rec->runq_ns;
 	ev->prev_state = rec->prev_state;
 	ev->pad = 0;
-	depth = ev->py.depth;
-	if (depth > PYEBPF_MAX_FRAMES)
-		depth = PYEBPF_MAX_FRAMES;
-	size = PYEBPF_OFFCPU_EVENT_BYTES(depth);
-	if (size > sizeof(*ev))
-		size = sizeof(*ev);
-	if (bpf_ringbuf_output(&events, ev, size, pyebpf_rb_wake_past(&events, PYEBPF_OFFCPU_WAKEUP_BYTES))) {
+	out = bpf_map_lookup_elem(&wire, &zero);
+	if (!out)
+		return;
+	size = pack_event(out, ev);
+	if (!size || size > sizeof(*ev))
+		return;
+	if (bpf_ringbuf_output(&events, out, size, pyebpf_rb_wake_past(&events, PYEBPF_OFFCPU_WAKEUP_BYTES))) {
 		pyebpf_count(PYEBPF_CNT_RINGBUF_FULL);
 		return;
 	}

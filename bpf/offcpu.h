@@ -112,8 +112,20 @@ struct pyebpf_offcpu_event {
 	struct pyebpf_py_stack py; /* last: only PYEBPF_STACK_BYTES(py.depth) of it are sent */
 };
 
-#define PYEBPF_OFFCPU_EVENT_BYTES(depth)                                                                               \
-	(sizeof(struct pyebpf_offcpu_event) - sizeof(struct pyebpf_py_stack) + PYEBPF_STACK_BYTES(depth))
+/*
+ * On the wire (the ring buffer) an event is packed: its fields up to kstack,
+ * then each native stack as its depth and pad words and only `depth` ips,
+ * then PYEBPF_STACK_BYTES(py.depth) of the Python stack. A sleeping thread's
+ * stacks fill ~25 and ~20 of their PYEBPF_OFFCPU_NATIVE_SLOTS slots: packed,
+ * an event is ~600 bytes instead of ~1.4 KB, so a ring holds 2-3 times more
+ * of them while the reader is away (a burst of 20,000 sleeps/s at attach lost
+ * events with full-size ones).
+ */
+#define PYEBPF_OFFCPU_FIXED_BYTES	  __builtin_offsetof(struct pyebpf_offcpu_event, kstack)
+#define PYEBPF_OFFCPU_NATIVE_BYTES(depth) (8 + 8 * (__u64)(depth))
+/* The smallest packed event: both native stacks and the Python stack empty. */
+#define PYEBPF_OFFCPU_MIN_WIRE_BYTES                                                                                   \
+	(PYEBPF_OFFCPU_FIXED_BYTES + 2 * PYEBPF_OFFCPU_NATIVE_BYTES(0) + PYEBPF_STACK_BYTES(0))
 
 /* Per target thread (map `threads`, key host tid): the open off-CPU period. */
 struct pyebpf_offcpu_thread {

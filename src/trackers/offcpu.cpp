@@ -83,11 +83,11 @@ OffCpuTracker::Skeleton OffCpuTracker::open_and_load(const Hooks& hooks) const {
     for (bpf_map* m : {skel->maps.agg, skel->maps.agg_kstacks, skel->maps.agg_ustacks, skel->maps.agg_pystacks})
       bpf_map__set_max_entries(m, 1);
     // Sleeps at or above the default threshold come at most 50 a second per
-    // thread: 1 MiB (~700 events) covers the reader's absences. A lower one
-    // may send every sleep: 4 MiB, 0.15 s of 20,000 events/s. The reader's
-    // longest absence is at start, while the trackers started after this one
-    // attach (~0.1 s here): bench/observer's burst row, 20,000 sleeps/s from
-    // attach on, lost 300-700 events with 1 MiB.
+    // thread: 1 MiB (~1,700 packed events) covers the reader's absences. A
+    // lower one may send every sleep: 4 MiB, ~0.35 s of 20,000 events/s. The
+    // reader's longest absence is at start, while the trackers started after
+    // this one attach (~0.1 s here): bench/observer's burst row, 20,000
+    // sleeps/s from attach on, lost 300-700 full-size events with 1 MiB.
     if (o.min_total_ms < OffCpuOptions{}.min_total_ms) bpf_map__set_max_entries(skel->maps.events, 4u << 20);
   }
   skel.load(ctx_->shared_maps, " (" + hooks.family() + " hooks)");

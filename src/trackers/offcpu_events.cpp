@@ -96,18 +96,37 @@ void OffCpuDecoder::add_stacks(sinks::Record& r, const DecodeContext& ctx, std::
   }
 }
 
+std::optional<std::size_t> unpack_offcpu_event(const void* data, std::size_t size, pyebpf_offcpu_event& ev) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  if (size < PYEBPF_OFFCPU_MIN_WIRE_BYTES) return std::nullopt;
+  std::memcpy(&ev, bytes, PYEBPF_OFFCPU_FIXED_BYTES);
+  std::size_t pos = PYEBPF_OFFCPU_FIXED_BYTES;
+  for (pyebpf_offcpu_native_stack* st : {&ev.kstack, &ev.ustack}) {
+    if (size - pos < PYEBPF_OFFCPU_NATIVE_BYTES(0)) return std::nullopt;
+    std::memcpy(st, bytes + pos, PYEBPF_OFFCPU_NATIVE_BYTES(0));
+    if (st->depth > PYEBPF_OFFCPU_NATIVE_SLOTS || size - pos < PYEBPF_OFFCPU_NATIVE_BYTES(st->depth))
+      return std::nullopt;
+    std::memcpy(st->ips, bytes + pos + PYEBPF_OFFCPU_NATIVE_BYTES(0), 8 * std::size_t{st->depth});
+    pos += PYEBPF_OFFCPU_NATIVE_BYTES(st->depth);
+  }
+  const std::size_t py_bytes = size - pos;
+  if (py_bytes < PYEBPF_STACK_BYTES(0)) return std::nullopt;
+  std::memcpy(&ev.py, bytes + pos, std::min(py_bytes, sizeof(ev.py)));
+  return py_bytes;
+}
+
 Decoded OffCpuDecoder::decode(const void* data, std::size_t size, const DecodeContext& ctx, sinks::Record& r) {
   const OffCpuSchema& s = off_cpu_schema();
-  if (size < PYEBPF_OFFCPU_EVENT_BYTES(0)) return Decoded::Malformed;
   pyebpf_offcpu_event& ev = *scratch_;
-  std::memcpy(&ev, data, std::min(size, sizeof(ev)));
+  auto py_bytes = unpack_offcpu_event(data, size, ev);
+  if (!py_bytes) return Decoded::Malformed;
   r.clear();
   set_thread_fields(r, ctx, ev.hdr);
   r.set_float(s.off_cpu_ms, ns_to_ms(ev.off_ns));
   r.set_float(s.runq_ms, ns_to_ms(ev.runq_ns));
   r.set_text(s.prev_state, format_prev_state(ev.prev_state));
   r.set_uint(s.cpu, ev.hdr.cpu);
-  add_stacks(r, ctx, ev.hdr.pid, &ev.kstack, &ev.ustack, &ev.py, size - offsetof(pyebpf_offcpu_event, py));
+  add_stacks(r, ctx, ev.hdr.pid, &ev.kstack, &ev.ustack, &ev.py, *py_bytes);
   return Decoded::Event;
 }
 

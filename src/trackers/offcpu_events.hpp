@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -59,6 +60,11 @@ void root_first_stack(const pyebpf_offcpu_native_stack& stack, std::size_t max_d
 // True for kernel frames that belong to running the BPF program, not to the
 // traced thread: bpf_*, __bpf_*, __traceiter_*, perf_* and [bpf] symbols.
 bool is_tracing_frame(const stack::NativeFrame& frame);
+
+// An event as the ring buffer carries it (packed, offcpu.h "On the wire")
+// into `ev`; the bytes its Python stack has, or nullopt if the event is
+// malformed (shorter than its depths say, a depth past the slots).
+std::optional<std::size_t> unpack_offcpu_event(const void* data, std::size_t size, pyebpf_offcpu_event& ev);
 
 // Kernel, user and Python stacks into off_cpu records.
 class OffCpuDecoder {

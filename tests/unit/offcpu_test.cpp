@@ -256,6 +256,47 @@ TEST(NativeSymbolizer, MarksWhatItCannotResolve) {
 
 // --- decoding ----------------------------------------------------------------
 
+// `ev` as offcpu.bpf.c's pack_event() sends it (offcpu.h, "On the wire").
+std::vector<unsigned char> wire(const pyebpf_offcpu_event& ev) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&ev);
+  std::vector<unsigned char> out(bytes, bytes + PYEBPF_OFFCPU_FIXED_BYTES);
+  for (const pyebpf_offcpu_native_stack* st : {&ev.kstack, &ev.ustack}) {
+    const auto* b = reinterpret_cast<const unsigned char*>(st);
+    out.insert(out.end(), b, b + PYEBPF_OFFCPU_NATIVE_BYTES(st->depth));
+  }
+  const auto* py = reinterpret_cast<const unsigned char*>(&ev.py);
+  out.insert(out.end(), py, py + PYEBPF_STACK_BYTES(ev.py.depth));
+  return out;
+}
+
+TEST(OffCpuDecoding, UnpacksWhatTheRingCarries) {
+  auto ev = std::make_unique<pyebpf_offcpu_event>();
+  ev->off_ns = 42;
+  ev->kstack = make_stack({0xffffffff81001010, 0xffffffff81002020, 0xffffffff81003030});
+  ev->ustack = make_stack({0x401000});
+  test::fill_stack(ev->py, {{0x40, 0}, {0x80, 2}});
+  auto w = wire(*ev);
+  EXPECT_EQ(w.size(), PYEBPF_OFFCPU_MIN_WIRE_BYTES + 8 * 4 + 2 * sizeof(pyebpf_py_frame));
+  auto out = std::make_unique<pyebpf_offcpu_event>();
+  auto py_bytes = trackers::unpack_offcpu_event(w.data(), w.size(), *out);
+  ASSERT_TRUE(py_bytes);
+  EXPECT_EQ(*py_bytes, PYEBPF_STACK_BYTES(2));
+  EXPECT_EQ(out->off_ns, 42u);
+  ASSERT_EQ(out->kstack.depth, 3u);
+  EXPECT_EQ(out->kstack.ips[2], 0xffffffff81003030);
+  ASSERT_EQ(out->ustack.depth, 1u);
+  EXPECT_EQ(out->ustack.ips[0], 0x401000u);
+  ASSERT_EQ(out->py.depth, 2u);
+  EXPECT_EQ(out->py.frames[1].code, 0x80u);
+  // Cut anywhere before the Python stack's header ends: malformed, never read past the end.
+  for (std::size_t cut = 0; cut < w.size() - 2 * sizeof(pyebpf_py_frame); ++cut)
+    EXPECT_FALSE(trackers::unpack_offcpu_event(w.data(), cut, *out)) << cut;
+  // A depth past the slots (or past the bytes sent) is malformed too.
+  ev->ustack.depth = PYEBPF_OFFCPU_NATIVE_SLOTS + 1;
+  w = wire(*ev);
+  EXPECT_FALSE(trackers::unpack_offcpu_event(w.data(), w.size(), *out));
+}
+
 TEST(OffCpuDecoding, ASleepWithKernelUserAndPythonStacks) {
   test::DecoderFixture f;
   const auto pid = static_cast<std::uint32_t>(getpid());  // user frames are named from this process's own maps
@@ -273,7 +314,8 @@ TEST(OffCpuDecoding, ASleepWithKernelUserAndPythonStacks) {
   test::fill_stack(ev->py, {{0x40, 0}});
   sinks::CaptureSink sink;
   sinks::Record record(trackers::off_cpu_schema());
-  ASSERT_EQ(decoder.decode(ev.get(), PYEBPF_OFFCPU_EVENT_BYTES(1), f.ctx(), record), trackers::Decoded::Event);
+  auto w = wire(*ev);
+  ASSERT_EQ(decoder.decode(w.data(), w.size(), f.ctx(), record), trackers::Decoded::Event);
   sink.write(record);
   EXPECT_EQ(test::keys_of(sink.records[0]),
             (std::vector<std::string>{"metric", "env", "ts", "ts_us", "pid", "tid", "container_pid", "container_tid",
@@ -291,16 +333,18 @@ TEST(OffCpuDecoding, ASleepWithKernelUserAndPythonStacks) {
 
   // A walk cut by a memory read fault: the frames it got, marked partial.
   ev->py.status = PYEBPF_STACK_READ_FAULT;
-  ASSERT_EQ(decoder.decode(ev.get(), PYEBPF_OFFCPU_EVENT_BYTES(1), f.ctx(), record), trackers::Decoded::Event);
+  w = wire(*ev);
+  ASSERT_EQ(decoder.decode(w.data(), w.size(), f.ctx(), record), trackers::Decoded::Event);
   EXPECT_EQ(test::json_of(record)["py_stack"], "wait_for_lock (/srv/a.py:9)");
   EXPECT_EQ(test::json_of(record)["py_stack_partial"], true);
 
   // Python stacks not walked (below --offcpu-py-min-ms): empty, not absent.
   ev->py.status = PYEBPF_STACK_NOT_WALKED;
-  ASSERT_EQ(decoder.decode(ev.get(), PYEBPF_OFFCPU_EVENT_BYTES(1), f.ctx(), record), trackers::Decoded::Event);
+  w = wire(*ev);
+  ASSERT_EQ(decoder.decode(w.data(), w.size(), f.ctx(), record), trackers::Decoded::Event);
   EXPECT_EQ(test::json_of(record)["py_stack"], "");
   EXPECT_EQ(test::json_of(record)["py_stack_depth"], 0);
-  EXPECT_EQ(decoder.decode(ev.get(), PYEBPF_OFFCPU_EVENT_BYTES(0) - 1, f.ctx(), record), trackers::Decoded::Malformed);
+  EXPECT_EQ(decoder.decode(w.data(), PYEBPF_OFFCPU_MIN_WIRE_BYTES - 1, f.ctx(), record), trackers::Decoded::Malformed);
 }
 
 TEST(OffCpuStructs, MatchTheEmbeddedObject) {
