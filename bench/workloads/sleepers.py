@@ -14,9 +14,9 @@ SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 4.0
 SLEEP_S = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0001
 
 
-def work(stop, counts, i):
+def work(end, counts, i):
     sleeps = 0
-    while not stop.is_set():
+    while time.perf_counter() < end:
         time.sleep(SLEEP_S)
         sleeps += 1
     counts[i] = sleeps
@@ -24,13 +24,11 @@ def work(stop, counts, i):
 
 print("READY", flush=True)
 sys.stdin.readline()
-stop, counts = threading.Event(), [0] * THREADS
-threads = [threading.Thread(target=work, args=(stop, counts, i)) for i in range(THREADS)]
+counts = [0] * THREADS
 start = time.perf_counter()
+threads = [threading.Thread(target=work, args=(start + SECONDS, counts, i)) for i in range(THREADS)]
 for t in threads:
     t.start()
-time.sleep(SECONDS)
-stop.set()
 for t in threads:
     t.join()
 elapsed = time.perf_counter() - start
