@@ -250,13 +250,13 @@ def pyebpf_keeps_up(label, runs, headline):
     return rows
 
 
-BURST_THREADS = 5
+BURST_THREADS = 6
 BURST_OPTIONS = CONVOY_OPTIONS + ["--offcpu-min-total-ms", "0"]
 
 
 def rows_burst(env):
     """Every sleep an off_cpu event (--offcpu-min-total-ms 0) of a target
-    already making ~25,000 sleeps a second (bench/workloads/sleepers.py, 5
+    already making ~25,000 sleeps a second (bench/workloads/sleepers.py, 6
     threads) when pyebpf attaches: the events lost (ring buffer full) from
     the first moment on, while the kernel symbols offcpu needs still load."""
     runs = []
