@@ -3,10 +3,10 @@
 
 #include <fcntl.h>
 #include <unistd.h>
-#include <algorithm>
-#include <charconv>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 
