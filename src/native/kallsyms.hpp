@@ -29,7 +29,7 @@ class Kallsyms {
   // not parse are skipped. zero_addresses() tells that the text came from a
   // reader without the right to see addresses (kptr_restrict).
   static Kallsyms parse(std::string_view text);
-  // Reads /proc/kallsyms (or `path`) line by line; an unreadable file gives
+  // Reads /proc/kallsyms (or `path`) in large pieces, never whole; an unreadable file gives
   // an empty table.
   static Kallsyms load(const std::string& path = "/proc/kallsyms");
 

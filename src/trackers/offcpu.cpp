@@ -86,8 +86,9 @@ OffCpuTracker::Skeleton OffCpuTracker::open_and_load(const Hooks& hooks) const {
     // thread: 1 MiB (~1,700 packed events) covers the reader's absences. A
     // lower one may send every sleep: 4 MiB, ~0.35 s of 20,000 events/s. The
     // reader's longest absence is at start, while the trackers started after
-    // this one attach (~0.1 s here): bench/observer's burst row, 20,000
-    // sleeps/s from attach on, lost 300-700 full-size events with 1 MiB.
+    // this one attach (~0.1 s here): the workload of bench/observer's burst
+    // row, 20,000 sleeps/s from before attach, lost 300-700 full-size events
+    // with 1 MiB.
     if (o.min_total_ms < OffCpuOptions{}.min_total_ms) bpf_map__set_max_entries(skel->maps.events, 4u << 20);
   }
   skel.load(ctx_->shared_maps, " (" + hooks.family() + " hooks)");
@@ -229,7 +230,7 @@ void OffCpuTracker::remove_target(pid_t pid) {
 // An event that comes before the kernel symbols are loaded is held (a copy
 // of its bytes) instead of waiting for them: a burst of sleeps just after
 // attach fills the 1 MiB ring in ~50 ms, less than the load takes, and was
-// lost (1,733 of 62,516 events in bench/observer's offcpu burst). Held
+// lost (1,733 of 62,516 events, 4 threads at ~21,000 sleeps/s). Held
 // events are decoded in order, before any later one, once the table is there;
 // past kMaxHeldBytes the reader waits for it as before.
 void OffCpuTracker::handle(const void* data, std::size_t size) {
