@@ -35,10 +35,28 @@ struct {
 	__type(value, struct pyebpf_tstate_hint);
 } py_tstates SEC(".maps");
 
-/* Map memory for the walk: frame reads land here so field offsets can be variable. */
+/* A code object already read in this walk (struct pyebpf_walk_scratch). */
+struct pyebpf_code_memo {
+	__u64 code;
+	__u64 walk; /* the walk that read it: entries of earlier walks are stale */
+	__u32 tag;
+	__u32 pad;
+};
+
+/*
+ * Map memory for the walk: reads land here so field offsets can be variable.
+ * Which target addresses `block` holds lives here too, not on the stack: the
+ * verifier does not track values stored in map memory, so every frame step
+ * looks the same to it; tracked, the bounded loop's steps each differed
+ * (a block starting at a page boundary or not) and it gave up.
+ */
 struct pyebpf_walk_scratch {
-	__u8 frame[PYEBPF_FRAME_WINDOW + 8];
-	__u8 code_header[PYEBPF_CODE_TAG_LEN];
+	__u8 block[PYEBPF_FRAME_BLOCK + PYEBPF_FRAME_WINDOW + 8];
+	__u8 code[PYEBPF_CODE_WINDOW + PYEBPF_CODE_TAG_LEN];
+	struct pyebpf_code_memo memo[PYEBPF_CODE_MEMO];
+	__u64 block_start; /* block holds target memory [block_start, block_end) */
+	__u64 block_end;
+	__u64 walks;
 };
 
 struct {
@@ -179,18 +197,90 @@ struct pyebpf_walk_ctx {
 	struct pyebpf_walk_scratch *scratch;
 	__u64 frame;
 	__u64 mark; /* a frame visited earlier: seeing it again means a loop */
+	__u64 walk; /* this walk's number, for scratch->memo */
 	bool fault;
 	bool loop;
 };
+
+/*
+ * The fields of the frame at `frame`, in scratch->block; NULL if unreadable.
+ * One bpf_probe_read_user costs more than copying a few KiB, and a 50-deep
+ * walk made one per frame: where callers' frames lie below their callee's
+ * (3.11+), one read takes the memory below the frame too, down to the start
+ * of its page (mapped, as the frame is; the page below may not be), and the
+ * frames of the callers found there cost no read.
+ */
+static __always_inline const __u8 *pyebpf_frame_fields(struct pyebpf_walk_ctx *ctx, __u64 frame)
+{
+	const struct pyebpf_py_layout *l = &ctx->proc->layout;
+	struct pyebpf_walk_scratch *scratch = ctx->scratch;
+	__u64 end = frame + l->frame_window, start = frame, page = frame & ~(PYEBPF_PAGE_SIZE - 1), size;
+
+	if (frame < scratch->block_start || end > scratch->block_end) {
+		if (l->frames_stacked)
+			start = end - PYEBPF_FRAME_BLOCK < page ? page : end - PYEBPF_FRAME_BLOCK;
+		size = end - start;
+		if (size > PYEBPF_FRAME_BLOCK || bpf_probe_read_user(scratch->block, size, (const void *)start))
+			return NULL;
+		scratch->block_start = start;
+		scratch->block_end = end;
+	}
+	return scratch->block + ((frame - scratch->block_start) & (PYEBPF_FRAME_BLOCK - 1));
+}
+
+/*
+ * A frame's code object: its type (is it a PyCodeObject?) and its tag, in one
+ * read from ob_type through the immutable header, which user space checked
+ * lie within PYEBPF_CODE_WINDOW bytes. If that span cannot be read, the type
+ * alone, and tag 0 (nothing to compare). Returns 0 when the type was read.
+ */
+static __always_inline int pyebpf_read_code(const struct pyebpf_py_layout *l, __u64 code, __u8 *window, __u64 *type,
+					    __u32 *tag)
+{
+	__u32 span = (__u32)(l->code_tag + l->code_tag_len - l->object_type) & (PYEBPF_CODE_WINDOW - 1);
+	__u32 tag_at = (__u32)(l->code_tag - l->object_type) & (PYEBPF_CODE_WINDOW - 1);
+
+	*tag = 0;
+	if (bpf_probe_read_user(window, span, (const void *)(code + l->object_type)))
+		return pyebpf_read_ptr(code + l->object_type, type);
+	__builtin_memcpy(type, window, sizeof(*type));
+	*tag = pyebpf_code_tag(window + tag_at, l->code_tag_len);
+	return 0;
+}
+
+/*
+ * Whether `code` is a PyCodeObject, and its tag. Recursion and alternating
+ * calls (a template renderer, a tree visitor) meet the same code objects again
+ * within one walk: each is read once per walk. Safe to remember for the walk
+ * only: a frame on the walked stack holds a reference to its code, so the
+ * object cannot be freed and its address reused meanwhile.
+ */
+static __always_inline bool pyebpf_python_code(struct pyebpf_walk_ctx *ctx, __u64 code, __u32 *tag)
+{
+	struct pyebpf_code_memo *memo = &ctx->scratch->memo[((code >> 4) ^ (code >> 12)) & (PYEBPF_CODE_MEMO - 1)];
+	__u64 type = 0;
+
+	if (memo->walk == ctx->walk && memo->code == code) {
+		*tag = memo->tag;
+		return true;
+	}
+	if (pyebpf_read_code(&ctx->proc->layout, code, ctx->scratch->code, &type, tag) || type != ctx->proc->code_type)
+		return false;
+	memo->code = code;
+	memo->walk = ctx->walk;
+	memo->tag = *tag;
+	return true;
+}
 
 /* One frame of the walk; returns 1 to stop. */
 static int pyebpf_walk_step(__u32 index, struct pyebpf_walk_ctx *ctx)
 {
 	const struct pyebpf_py_layout *l = &ctx->proc->layout;
-	struct pyebpf_walk_scratch *scratch = ctx->scratch;
 	struct pyebpf_py_stack *st = ctx->st;
 	struct pyebpf_py_frame *slot;
-	__u64 frame = ctx->frame, code, type = 0;
+	__u64 frame = ctx->frame, code;
+	const __u8 *fields;
+	__u32 tag = 0;
 	__u8 owner;
 
 	if (!frame)
@@ -205,8 +295,8 @@ static int pyebpf_walk_step(__u32 index, struct pyebpf_walk_ctx *ctx)
 	}
 	if (!(index & (index - 1)))
 		ctx->mark = frame;
-	if (bpf_probe_read_user(scratch->frame, PYEBPF_FRAME_WINDOW, (const void *)frame) &&
-	    bpf_probe_read_user(scratch->frame, l->frame_window & (PYEBPF_FRAME_WINDOW - 1), (const void *)frame)) {
+	fields = pyebpf_frame_fields(ctx, frame);
+	if (!fields) {
 		ctx->fault = true;
 		return 1;
 	}
@@ -214,10 +304,9 @@ static int pyebpf_walk_step(__u32 index, struct pyebpf_walk_ctx *ctx)
 	 * bits in its low bits (Py_TAG_BITS, Include/internal/pycore_stackref.h). Objects are
 	 * at least 8-byte aligned, so clearing the low 3 bits is exact for
 	 * every version, tagged or not. */
-	code = pyebpf_window_u64(scratch->frame, l->frame_code) & ~7ULL;
-	owner = l->frame_owner == PYEBPF_NO_OFFSET ? 0 : scratch->frame[l->frame_owner & (PYEBPF_FRAME_WINDOW - 1)];
-	if (code && owner < l->owner_cstack && !pyebpf_read_ptr(code + l->object_type, &type) &&
-	    type == ctx->proc->code_type) {
+	code = pyebpf_window_u64(fields, l->frame_code) & ~7ULL;
+	owner = l->frame_owner == PYEBPF_NO_OFFSET ? 0 : fields[l->frame_owner & (PYEBPF_FRAME_WINDOW - 1)];
+	if (code && owner < l->owner_cstack && pyebpf_python_code(ctx, code, &tag)) {
 		if (st->depth >= PYEBPF_MAX_FRAMES) {
 			st->truncated = 1;
 			pyebpf_count(PYEBPF_CNT_TRUNCATED);
@@ -225,15 +314,13 @@ static int pyebpf_walk_step(__u32 index, struct pyebpf_walk_ctx *ctx)
 		}
 		slot = &st->frames[st->depth & (PYEBPF_MAX_FRAMES - 1)];
 		slot->code = code;
-		slot->instr = pyebpf_frame_instr(l, scratch->frame, code);
-		slot->tag = 0;
-		if (!bpf_probe_read_user(scratch->code_header, PYEBPF_CODE_TAG_LEN, (const void *)(code + l->code_tag)))
-			slot->tag = pyebpf_code_tag(scratch->code_header, l->code_tag_len);
+		slot->instr = pyebpf_frame_instr(l, fields, code);
+		slot->tag = tag;
 		st->depth++;
 	} else {
 		pyebpf_count(PYEBPF_CNT_FRAMES_SKIPPED);
 	}
-	ctx->frame = pyebpf_window_u64(scratch->frame, l->frame_back);
+	ctx->frame = pyebpf_window_u64(fields, l->frame_back);
 	return 0;
 }
 
@@ -263,6 +350,8 @@ static __always_inline void pyebpf_walk_stack(const struct pyebpf_py_proc *proc,
 	ctx.scratch = bpf_map_lookup_elem(&py_walk_scratch, &zero);
 	if (!ctx.scratch)
 		return;
+	ctx.walk = ++ctx.scratch->walks;
+	ctx.scratch->block_start = ctx.scratch->block_end = 0;
 	if (pyebpf_read_ptr(tstate + l->tstate_frame, &ctx.frame) ||
 	    (l->cframe_current_frame != PYEBPF_NO_OFFSET && ctx.frame &&
 	     pyebpf_read_ptr(ctx.frame + l->cframe_current_frame, &ctx.frame))) {

@@ -13,11 +13,15 @@
 
 #include "common.h"
 
-#define PYEBPF_MAX_FRAMES	128 /* frames kept per stack (power of two) */
-#define PYEBPF_MAX_FRAME_VISITS 160 /* frames visited per walk, skipped shims included */
-#define PYEBPF_MAX_THREAD_WALK	256 /* thread-list entries visited in the slow path */
-#define PYEBPF_FRAME_WINDOW	128 /* bytes read per frame in one go */
-#define PYEBPF_CODE_TAG_LEN	32  /* bytes of immutable code header hashed into the tag */
+#define PYEBPF_MAX_FRAMES	128  /* frames kept per stack (power of two) */
+#define PYEBPF_MAX_FRAME_VISITS 160  /* frames visited per walk, skipped shims included */
+#define PYEBPF_MAX_THREAD_WALK	256  /* thread-list entries visited in the slow path */
+#define PYEBPF_FRAME_WINDOW	128  /* bytes of one frame that hold every field the walker reads */
+#define PYEBPF_FRAME_BLOCK	4096 /* bytes of a thread's data stack read in one go (3.11+) */
+#define PYEBPF_PAGE_SIZE	4096 /* smallest page: the page of a mapped byte is mapped whole */
+#define PYEBPF_CODE_TAG_LEN	32   /* bytes of immutable code header hashed into the tag */
+#define PYEBPF_CODE_WINDOW	128  /* bytes of a code object read per frame: ob_type through the tag */
+#define PYEBPF_CODE_MEMO	16   /* code objects remembered within one walk (power of two) */
 #define PYEBPF_NO_OFFSET	0xffff
 #define PYEBPF_NO_TSS_SLOT	0x7fffffff
 
@@ -43,11 +47,14 @@ struct pyebpf_py_layout {
 	__u16 frame_window;	    /* bytes to read per frame: covers every frame field above */
 	__u16 code_adaptive;	    /* offset of co_code_adaptive (instruction pointers are relative to it) */
 	__u16 code_tag;		    /* start of immutable integer header fields (co_flags/co_argcount..) */
-	__u16 code_tag_len;	    /* bytes of it to hash, <= PYEBPF_CODE_TAG_LEN */
 	__u16 object_type;	    /* PyObject.ob_type */
+	__u8 code_tag_len;	    /* bytes of it to hash, <= PYEBPF_CODE_TAG_LEN */
 	__u8 instr_kind;	    /* enum pyebpf_instr_kind */
 	__u8 owner_cstack;	    /* owner values >= this are not Python frames (C stack / interpreter
 				       shims); 0xff = none */
+	__u8 frames_stacked;	    /* 1: a caller's frame lies below its callee's on the thread's data
+				       stack (3.11+), so one read of the memory below a frame brings
+				       the frames of its callers with it */
 };
 
 /* Per target process; key of the py_procs map is the host tgid. */

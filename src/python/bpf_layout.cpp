@@ -64,6 +64,10 @@ pyebpf_py_layout make_bpf_layout(const OffsetsRow& row, const PyVersion& version
   if (window > PYEBPF_FRAME_WINDOW - 8)
     throw Error("frame fields of CPython " + version.minor_str() + " lie beyond the BPF frame window");
   l.frame_window = static_cast<std::uint16_t>(window);
+  // 3.11 moved the frames of running functions out of heap PyFrameObjects
+  // into _PyInterpreterFrames on a per-thread stack (_PyThreadState_PushFrame):
+  // each call's frame is pushed just above its caller's.
+  l.frames_stacked = !row.member("frame.back").starts_with("PyFrameObject.");
 
   // Immutable integer header of a code object: from co_argcount up to and
   // including co_firstlineno. Not from co_flags: in 3.11 two mutable shorts
@@ -75,7 +79,10 @@ pyebpf_py_layout make_bpf_layout(const OffsetsRow& row, const PyVersion& version
   if (tag_end <= tag_start || tag_end - tag_start > PYEBPF_CODE_TAG_LEN)
     throw Error("code header of CPython " + version.minor_str() + " does not fit the code tag");
   l.code_tag = static_cast<std::uint16_t>(tag_start);
-  l.code_tag_len = static_cast<std::uint16_t>(tag_end - tag_start);
+  l.code_tag_len = static_cast<std::uint8_t>(tag_end - tag_start);
+  // BPF reads ob_type and the tag in one go (pyebpf_read_code).
+  if (l.object_type + 8u > tag_start || tag_end - l.object_type >= PYEBPF_CODE_WINDOW)
+    throw Error("code header of CPython " + version.minor_str() + " does not fit the BPF code window");
   return l;
 }
 

@@ -234,7 +234,7 @@ TEST_P(PyStackE2E, ThreadsRunningWithoutTheGilKeepTheirStacks) {
   EXPECT_GE(in_loop, samples.size() * 9 / 10) << "the Python frame calling zlib.compress is the leaf";
 }
 
-TEST_P(PyStackE2E, DeepRecursionIsCutAtTheLimitAndMarkedTruncated) {
+TEST_P(PyStackE2E, DeepStacksAreWalkedWholeOrCutAtTheLimit) {
   Workload workload(GetParam(), "recursion.py", {"3"});
   Pyebpf pyebpf(args(workload.pid()));
   Json truth = profile(workload, pyebpf);
@@ -268,6 +268,19 @@ TEST_P(PyStackE2E, DeepRecursionIsCutAtTheLimitAndMarkedTruncated) {
     const std::string root = GetParam().minor >= 11 ? "Thread._bootstrap (" : "_bootstrap (";
     EXPECT_EQ(e.at("stack").get<std::string>().rfind(root, 0), 0u) << "root frame comes first";
   }
+  // 3.11+ keep frames on per-thread stack chunks, and the walker reads them a
+  // block at a time: Wide40's large frames span several chunks and blocks.
+  auto wide = of_tid(events, truth.at("threads").at("Wide40").get<long>());
+  ASSERT_GT(wide.size(), 10u);
+  std::size_t wide_at_bottom = 0;
+  for (const auto& e : wide) {
+    if (e.at("leaf_func") != "burn_cpu") continue;
+    ++wide_at_bottom;
+    EXPECT_FALSE(e.value("partial", false)) << e.dump();
+    EXPECT_EQ(e.at("truncated"), false);
+    EXPECT_EQ(count(e.at("stack"), "wide ("), 40u) << e.dump();
+  }
+  EXPECT_GE(wide_at_bottom, wide.size() * 9 / 10);
 }
 
 TEST_P(PyStackE2E, NonAsciiNamesAndPathsDecode) {

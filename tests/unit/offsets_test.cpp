@@ -85,6 +85,10 @@ TEST(OffsetsTest, EveryRowBuildsAWalkerLayout) {
     int expected_kind = m <= 9 ? PYEBPF_INSTR_LASTI_BYTES : m == 10 ? PYEBPF_INSTR_LASTI_UNITS : PYEBPF_INSTR_POINTER;
     EXPECT_EQ(l.instr_kind, expected_kind) << row.label;
     EXPECT_EQ(l.cframe_current_frame != PYEBPF_NO_OFFSET, m == 11 || m == 12) << row.label;
+    EXPECT_EQ(l.frames_stacked, m >= 11) << row.label;
+    // One read brings a code object's type and tag (bpf/python.bpf.h).
+    EXPECT_LE(l.object_type + 8, l.code_tag) << row.label;
+    EXPECT_LT(l.code_tag + l.code_tag_len - l.object_type, PYEBPF_CODE_WINDOW) << row.label;
     // The first owner that is no Python frame: FRAME_OWNED_BY_CSTACK = 3 in
     // 3.12/3.13; 3.14 inserted FRAME_OWNED_BY_INTERPRETER = 3 (CSTACK moved to
     // 4), 3.15 dropped CSTACK.

@@ -154,6 +154,8 @@ TEST(PyStackStructs, MatchTheEmbeddedObject) {
   EXPECT_SAME_LAYOUT(t, pyebpf_py_layout, frame_window);
   EXPECT_SAME_LAYOUT(t, pyebpf_py_layout, instr_kind);
   EXPECT_SAME_LAYOUT(t, pyebpf_py_layout, owner_cstack);
+  EXPECT_SAME_LAYOUT(t, pyebpf_py_layout, code_tag_len);
+  EXPECT_SAME_LAYOUT(t, pyebpf_py_layout, frames_stacked);
 
   EXPECT_SAME_SIZE(t, pyebpf_py_stack_event);
   EXPECT_SAME_LAYOUT(t, pyebpf_py_stack_event, stack);
