@@ -314,7 +314,9 @@ STACK_DEPTH = 50
 
 def rows_py_stack(env):
     """BPF run time of py_stack's sampler per sample of a thread 50 Python
-    frames deep (bench/workloads/deep_stack.py), with kernel.bpf_stats_enabled=1
+    frames deep, each a function of its own (bench/workloads/deep_stack.py: the
+    walker reads a code object once per walk, so recursion would cost less),
+    with kernel.bpf_stats_enabled=1
     for the row only. The sampler also runs on every clock tick of every other
     task, and returns early there: the target waits idle for a second first, to
     measure that early return's cost per run, which is then taken out of the
@@ -341,7 +343,7 @@ def rows_py_stack(env):
             per_sample.append(((ns2 - ns1) - (runs2 - runs1 - samples) * other_run[-1] * 1000) / samples / 1000)
     if not per_sample:
         return [Row("py_stack BPF time per sample: no run had bpf_stats (another process turned them off?)", "us")]
-    what = "py_stack BPF time per sample, %d-deep Python stack" % STACK_DEPTH
+    what = "py_stack BPF time per sample, %d-deep Python stack, a function per frame" % STACK_DEPTH
     row = Row(what, "us", None, statistics.median(per_sample), "<= 4 us", headline=True)
     row.ok = row.with_ <= 4
     return [row, Row(what + ", other tasks' runs not taken out (upper bound)", "us", None, statistics.median(upper)),
