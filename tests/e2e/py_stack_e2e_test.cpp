@@ -283,6 +283,36 @@ TEST_P(PyStackE2E, DeepStacksAreWalkedWholeOrCutAtTheLimit) {
   EXPECT_GE(wide_at_bottom, wide.size() * 9 / 10);
 }
 
+// 3.11+ keep a coroutine's or generator's frame in its heap object, off the
+// thread's stack that the walker reads a block at a time.
+TEST_P(PyStackE2E, CoroutineAndGeneratorFramesAreWalked) {
+  Workload workload(GetParam(), "coroutines.py", {"3"});
+  Pyebpf pyebpf(args(workload.pid()));
+  Json truth = profile(workload, pyebpf);
+
+  const std::string file = truth.at("file");
+  auto frame = [&](const char* func, const char* marker) {
+    return std::string(func) + " (" + file + ":" + std::to_string(truth.at("lines").at(marker).get<int>()) + ")";
+  };
+  const std::map<std::string, std::string> leaf_chains{
+      {"Async",
+       frame("outer", "coro_outer") + ";" + frame("middle", "coro_middle") + ";" + frame("inner", "coro_spin")},
+      {"Gen", frame("consume", "gen_next") + ";" + frame("produce", "gen_spin")}};
+  const auto events = pyebpf.events("py_stack");
+  for (const auto& [thread, chain] : leaf_chains) {
+    auto samples = of_tid(events, truth.at("threads").at(thread).get<long>());
+    ASSERT_GT(samples.size(), 20u) << thread;
+    std::size_t matching = 0;
+    for (const auto& e : samples) {
+      const std::string stack = e.at("stack");
+      matching += stack.size() >= chain.size() && stack.compare(stack.size() - chain.size(), chain.size(), chain) == 0;
+      EXPECT_FALSE(e.value("partial", false)) << e.dump();
+    }
+    // The rest land between two spins (the event loop, the generator resuming).
+    EXPECT_GE(matching, samples.size() * 9 / 10) << thread << ": " << samples.front().at("stack");
+  }
+}
+
 TEST_P(PyStackE2E, NonAsciiNamesAndPathsDecode) {
   Workload workload(GetParam(), "unicode_names.py", {"2"});
   Pyebpf pyebpf(args(workload.pid()));
