@@ -189,13 +189,6 @@ TEST_P(GcE2E, StackIsTheOneTheCollectionRanIn) {
   const auto& events = run.events;
   ASSERT_EQ(events.size(), records.size()) << run.err;
   const std::string file = run.truth.at("file");
-  const auto& lines = run.truth.at("lines");
-  auto frame = [&](const char* func, const char* marker) {
-    return std::string(func) + " (" + file + ":" + std::to_string(lines.at(marker).get<int>()) + ")";
-  };
-  auto ends_with = [](const std::string& s, const std::string& tail) {
-    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-  };
 
   // Every stack equals the one the gc callback saw below itself: the frames
   // of the code whose allocation triggered the collection (3.8-3.11: the
@@ -213,15 +206,16 @@ TEST_P(GcE2E, StackIsTheOneTheCollectionRanIn) {
       continue;
     }
     ++automatic;
-    at_allocation += GetParam().minor <= 11 ? ends_with(stack, frame("make_cycles", "alloc_a")) ||
-                                                  ends_with(stack, frame("make_cycles", "alloc_b"))
+    at_allocation += GetParam().minor <= 11 ? stack.ends_with(frame_at(run.truth, "make_cycles", "alloc_a")) ||
+                                                  stack.ends_with(frame_at(run.truth, "make_cycles", "alloc_b"))
                                             : stack.find("make_cycles (" + file + ":") != std::string::npos;
   }
   // gc.collect(0), (1), (2): the leaf frame is the line that called it.
   ASSERT_EQ(explicit_stacks.size(), 3u);
   const char* markers[] = {"collect0", "collect1", "collect2"};
   for (int g = 0; g < 3; ++g) {
-    EXPECT_TRUE(ends_with(explicit_stacks[g], frame("explicit_collections", markers[g]))) << explicit_stacks[g];
+    EXPECT_TRUE(explicit_stacks[g].ends_with(frame_at(run.truth, "explicit_collections", markers[g])))
+        << explicit_stacks[g];
     EXPECT_EQ(explicit_stacks[g].rfind("<module> (" + file + ":", 0), 0u) << "root frame first: " << explicit_stacks[g];
   }
   // The churn is nearly all the workload's allocations: the allocating

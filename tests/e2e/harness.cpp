@@ -402,6 +402,11 @@ std::vector<Json> of_tid(const std::vector<Json>& events, long tid) {
   return out;
 }
 
+std::string frame_at(const Json& truth, const std::string& func, const std::string& marker) {
+  return func + " (" + truth.at("file").get<std::string>() + ":" +
+         std::to_string(truth.at("lines").at(marker).get<int>()) + ")";
+}
+
 long ns_pid(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   long last = pid;

@@ -137,6 +137,10 @@ class Pyebpf {
 // workloads report: the host tid, or the one in the container's pid namespace).
 std::vector<Json> of_tid(const std::vector<Json>& events, long tid);
 
+// A stack frame as pyebpf prints it, "func (file:line)", for a workload whose
+// ground truth holds its "file" and the "lines" of its `# LINE:<marker>`s.
+std::string frame_at(const Json& truth, const std::string& func, const std::string& marker);
+
 // The pid of `pid` in its own (innermost) pid namespace: what the target sees as its pid.
 long ns_pid(pid_t pid);
 

@@ -81,13 +81,10 @@ TEST_P(PyStackE2E, StackIsRootFirstWithExecutingLines) {
   Pyebpf pyebpf(args(workload.pid()));
   Json truth = profile(workload, pyebpf);
 
-  const std::string file = truth.at("file");
   const auto& lines = truth.at("lines");
-  auto frame = [&](const char* func, const char* marker) {
-    return std::string(func) + " (" + file + ":" + std::to_string(lines.at(marker).get<int>()) + ")";
-  };
-  const std::string expected_tail = frame("<module>", "call_outer") + ";" + frame("outer", "call_middle") + ";" +
-                                    frame("middle", "call_inner") + ";" + frame("inner", "spin");
+  const std::string expected_tail = frame_at(truth, "<module>", "call_outer") + ";" +
+                                    frame_at(truth, "outer", "call_middle") + ";" +
+                                    frame_at(truth, "middle", "call_inner") + ";" + frame_at(truth, "inner", "spin");
   auto samples = of_tid(pyebpf.events("py_stack"), truth.at("tid").get<long>());
   ASSERT_GT(samples.size(), 50u);
   std::size_t matching = 0;
@@ -290,14 +287,10 @@ TEST_P(PyStackE2E, CoroutineAndGeneratorFramesAreWalked) {
   Pyebpf pyebpf(args(workload.pid()));
   Json truth = profile(workload, pyebpf);
 
-  const std::string file = truth.at("file");
-  auto frame = [&](const char* func, const char* marker) {
-    return std::string(func) + " (" + file + ":" + std::to_string(truth.at("lines").at(marker).get<int>()) + ")";
-  };
   const std::map<std::string, std::string> leaf_chains{
-      {"Async",
-       frame("outer", "coro_outer") + ";" + frame("middle", "coro_middle") + ";" + frame("inner", "coro_spin")},
-      {"Gen", frame("consume", "gen_next") + ";" + frame("produce", "gen_spin")}};
+      {"Async", frame_at(truth, "outer", "coro_outer") + ";" + frame_at(truth, "middle", "coro_middle") + ";" +
+                    frame_at(truth, "inner", "coro_spin")},
+      {"Gen", frame_at(truth, "consume", "gen_next") + ";" + frame_at(truth, "produce", "gen_spin")}};
   const auto events = pyebpf.events("py_stack");
   for (const auto& [thread, chain] : leaf_chains) {
     auto samples = of_tid(events, truth.at("threads").at(thread).get<long>());
@@ -305,7 +298,7 @@ TEST_P(PyStackE2E, CoroutineAndGeneratorFramesAreWalked) {
     std::size_t matching = 0;
     for (const auto& e : samples) {
       const std::string stack = e.at("stack");
-      matching += stack.size() >= chain.size() && stack.compare(stack.size() - chain.size(), chain.size(), chain) == 0;
+      matching += stack.ends_with(chain);
       EXPECT_FALSE(e.value("partial", false)) << e.dump();
     }
     // The rest land between two spins (the event loop, the generator resuming).
