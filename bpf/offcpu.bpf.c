@@ -353,29 +353,14 @@ static __always_inline void report(const struct pyebpf_offcpu_thread *rec, struc
 	pyebpf_count(PYEBPF_CNT_EVENTS);
 }
 
-static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *proc, struct task_struct *prev,
-				       __u32 tid, bool preempt, __u32 prev_state, __u64 now)
+/*
+ * A thread leaves the CPU, so it was switched in: if its record says
+ * otherwise, the kernel skipped our programs for that switch-in (observed on a
+ * VM whose agent threads suppress BPF tracepoint programs while they run).
+ * Counted, so a missing report is never silent.
+ */
+static __always_inline void count_unseen_return(const struct pyebpf_offcpu_thread *rec)
 {
-	struct pyebpf_offcpu_thread *rec;
-	struct pyebpf_offcpu_event *ev;
-
-	if (prev_state & PYEBPF_TASK_DEAD) {
-		/* Its last switch: it never runs again. */
-		bpf_map_delete_elem(&threads, &tid);
-		if (targ_capture == PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT)
-			bpf_map_delete_elem(&stashed, &tid);
-		return;
-	}
-	rec = thread_record(tid);
-	if (!rec)
-		return;
-	pyebpf_count(PYEBPF_CNT_HITS);
-	/*
-	 * It is running, so it was switched in: if that is not what the record
-	 * says, the kernel skipped our programs for that switch-in (observed on a
-	 * VM whose agent threads suppress BPF tracepoint programs while they run).
-	 * Counted, so a missing report is never silent.
-	 */
 	switch (rec->phase) {
 	case PYEBPF_OFFCPU_SLEEPING:
 	case PYEBPF_OFFCPU_WOKEN:
@@ -389,6 +374,30 @@ static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *p
 	default:
 		break;
 	}
+}
+
+static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *proc, struct task_struct *prev,
+				       __u32 tid, bool preempt, __u32 prev_state, __u64 now)
+{
+	struct pyebpf_offcpu_thread *rec;
+	struct pyebpf_offcpu_event *ev;
+
+	if (prev_state & PYEBPF_TASK_DEAD) {
+		/* Its last switch: it never runs again. A thread that exits right
+		 * after a sleep whose end was not seen loses that sleep here. */
+		rec = bpf_map_lookup_elem(&threads, &tid);
+		if (rec)
+			count_unseen_return(rec);
+		bpf_map_delete_elem(&threads, &tid);
+		if (targ_capture == PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT)
+			bpf_map_delete_elem(&stashed, &tid);
+		return;
+	}
+	rec = thread_record(tid);
+	if (!rec)
+		return;
+	pyebpf_count(PYEBPF_CNT_HITS);
+	count_unseen_return(rec);
 	rec->off_ts = now;
 	if (preempt || prev_state == PYEBPF_TASK_RUNNING) {
 		/* Still runnable (preempted, or yielded): run-queue time from now on, no sleep. */
