@@ -57,7 +57,7 @@ struct {
 	__type(value, struct pyebpf_gc_stats);
 } gc_stats SEC(".maps");
 
-/* A collection in progress on one thread. */
+/* A collection in progress on one thread (ts_ns 0: none). */
 struct gc_start {
 	__u64 ts_ns;
 	__u64 sp;	  /* stack pointer at the start */
@@ -69,12 +69,16 @@ struct gc_start {
 	struct pyebpf_gc_gen_stats stats[PYEBPF_GC_GENERATIONS];
 };
 
-/* One record per thread inside a collector call: with the GIL and the
- * collecting flag, one or two per target at any time. A record whose end
- * never comes (a process dying mid-collection) stays until its tid is reused
- * (task_start tells it apart then); a full map is counted (START_LOST). */
+/* One record per thread that collects, made at its first collection and
+ * rewritten in place at each next one: an update or a delete of a hash entry
+ * costs more than the rest of a hook, and a GC-heavy target collects
+ * thousands of times a second. LRU, so threads that are gone make room; only
+ * records of threads between the two hooks matter (with the GIL, one or two
+ * per target). A record whose end never comes (a process dying
+ * mid-collection) stays until its tid is reused (task_start tells it apart
+ * then) or it is evicted; a failed insert is counted (START_LOST). */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, PYEBPF_MAX_PROCS);
 	__type(key, __u32);
 	__type(value, struct gc_start);
@@ -99,37 +103,59 @@ static __always_inline __u64 gc_state(const struct pyebpf_gc_proc *gp, __u64 tst
 	return gp->gcstate;
 }
 
-/* One generation's running totals: three reads, after the ring's index byte
- * where there are rings. */
-static __always_inline int read_generation(const struct pyebpf_gc_proc *gp, __u64 totals, int g,
-					   struct pyebpf_gc_gen_stats *out)
+/* Target memory copied for read_totals(): a span of up to
+ * PYEBPF_GC_TOTALS_WINDOW bytes, and room past it so that any masked field
+ * offset in the span can be copied from without a bounds check. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8[2 * PYEBPF_GC_TOTALS_WINDOW]);
+} totals_window SEC(".maps");
+
+/* The entry at `at` in `window`: one generation's three running totals. */
+static __always_inline void copy_totals(const struct pyebpf_gc_proc *gp, const __u8 *window, __u32 at,
+					struct pyebpf_gc_gen_stats *out)
 {
-	__u64 entry = totals + gp->gen[g].base;
+	const __u32 mask = PYEBPF_GC_TOTALS_WINDOW - 1;
+
+	__builtin_memcpy(&out->collections, window + ((at + gp->collections) & mask), 8);
+	__builtin_memcpy(&out->collected, window + ((at + gp->collected) & mask), 8);
+	__builtin_memcpy(&out->uncollectable, window + ((at + gp->uncollectable) & mask), 8);
+}
+
+/* Every generation's totals in the GC state at `gcstate` (gc.h): one read
+ * without rings, two per generation with them. */
+static __always_inline int read_totals(const struct pyebpf_gc_proc *gp, __u64 gcstate, struct pyebpf_gc_gen_stats *out)
+{
+	__u64 totals = gcstate + gp->stats, entry;
+	__u32 zero = 0, span = gp->totals_bytes;
+	__u8 *window = bpf_map_lookup_elem(&totals_window, &zero);
 	__u8 index;
 
-	if (gp->gen[g].index != PYEBPF_NO_OFFSET) {
+	if (!window)
+		return -1;
+	if (gp->stats_pointer && (pyebpf_read_ptr(totals, &totals) || !totals))
+		return -1;
+	if (span) {
+		if (span > PYEBPF_GC_TOTALS_WINDOW || bpf_probe_read_user(window, span, (const void *)totals))
+			return -1;
+		for (int g = 0; g < PYEBPF_GC_GENERATIONS; g++)
+			copy_totals(gp, window, gp->gen[g].base, &out[g]);
+		return 0;
+	}
+	span = gp->entry_size;
+	if (span > PYEBPF_GC_TOTALS_WINDOW)
+		return -1;
+	for (int g = 0; g < PYEBPF_GC_GENERATIONS; g++) {
+		entry = totals + gp->gen[g].base;
 		if (bpf_probe_read_user(&index, sizeof(index), (const void *)(entry + gp->gen[g].index)) ||
 		    index >= gp->gen[g].length)
 			return -1;
 		entry += (__u64)index * gp->entry_size;
-	}
-	if (bpf_probe_read_user(&out->collections, 8, (const void *)(entry + gp->collections)) ||
-	    bpf_probe_read_user(&out->collected, 8, (const void *)(entry + gp->collected)) ||
-	    bpf_probe_read_user(&out->uncollectable, 8, (const void *)(entry + gp->uncollectable)))
-		return -1;
-	return 0;
-}
-
-/* Every generation's totals in the GC state at `gcstate` (gc.h). */
-static __always_inline int read_totals(const struct pyebpf_gc_proc *gp, __u64 gcstate, struct pyebpf_gc_gen_stats *out)
-{
-	__u64 totals = gcstate + gp->stats;
-
-	if (gp->stats_pointer && (pyebpf_read_ptr(totals, &totals) || !totals))
-		return -1;
-	for (int g = 0; g < PYEBPF_GC_GENERATIONS; g++) {
-		if (read_generation(gp, totals, g, &out[g]))
+		if (bpf_probe_read_user(window, span, (const void *)entry))
 			return -1;
+		copy_totals(gp, window, 0, &out[g]);
 	}
 	return 0;
 }
@@ -166,21 +192,30 @@ static __always_inline void gc_begin(struct pt_regs *ctx, __u64 tstate, __s32 ar
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct pyebpf_gc_proc *gp;
 	struct pyebpf_py_proc *proc;
-	struct gc_start rec = {}, *prev;
+	struct gc_start *rec;
+	__u64 sp, task_start;
 
 	gp = bpf_map_lookup_elem(&gc_procs, &tgid);
 	if (!gp)
 		return;
 	pyebpf_count(PYEBPF_CNT_HITS);
-	rec.sp = PT_REGS_SP(ctx);
-	rec.task_start = BPF_CORE_READ(task, start_time);
-	if (may_nest) {
-		prev = bpf_map_lookup_elem(&starts, &tid);
-		if (prev && prev->task_start == rec.task_start && prev->sp > rec.sp) {
-			/* Called from inside this thread's ongoing collection (3.13
-			 * returns at once; docs/trackers/gc.md for 3.12): the outer call owns
-			 * the record. */
-			pyebpf_count(PYEBPF_GC_CNT_NESTED);
+	sp = PT_REGS_SP(ctx);
+	task_start = BPF_CORE_READ(task, start_time);
+	rec = bpf_map_lookup_elem(&starts, &tid);
+	if (may_nest && rec && rec->ts_ns && rec->task_start == task_start && rec->sp > sp) {
+		/* Called from inside this thread's ongoing collection (3.13
+		 * returns at once; docs/trackers/gc.md for 3.12): the outer call owns
+		 * the record. */
+		pyebpf_count(PYEBPF_GC_CNT_NESTED);
+		return;
+	}
+	if (!rec) {
+		struct gc_start fresh = {};
+
+		bpf_map_update_elem(&starts, &tid, &fresh, BPF_NOEXIST);
+		rec = bpf_map_lookup_elem(&starts, &tid);
+		if (!rec) {
+			pyebpf_count(PYEBPF_GC_CNT_START_LOST);
 			return;
 		}
 	}
@@ -188,18 +223,20 @@ static __always_inline void gc_begin(struct pt_regs *ctx, __u64 tstate, __s32 ar
 	 * interpreter collecting. Without it the main interpreter's GC state is
 	 * read (the only one, but with sub-interpreters), and the thread state
 	 * for the stack is looked up at the end, only for reported pauses. */
-	proc = pyebpf_lookup_proc(tgid);
-	if (tstate && !(proc && pyebpf_tstate_is_thread(proc, tstate, pyebpf_thread_pointer(task))))
-		tstate = 0;
-	rec.tstate = tstate;
-	rec.gcstate = gc_state(gp, tstate);
-	rec.arg_generation = arg_generation;
-	rec.stats_ok = !read_totals(gp, rec.gcstate, rec.stats);
-	if (!rec.stats_ok)
+	if (tstate) {
+		proc = pyebpf_lookup_proc(tgid);
+		if (!(proc && pyebpf_tstate_is_thread(proc, tstate, pyebpf_thread_pointer(task))))
+			tstate = 0;
+	}
+	rec->sp = sp;
+	rec->task_start = task_start;
+	rec->tstate = tstate;
+	rec->gcstate = gc_state(gp, tstate);
+	rec->arg_generation = arg_generation;
+	rec->stats_ok = !read_totals(gp, rec->gcstate, rec->stats);
+	if (!rec->stats_ok)
 		pyebpf_count(PYEBPF_GC_CNT_NO_STATS);
-	rec.ts_ns = bpf_ktime_get_ns(); /* last: the collection starts when this handler returns */
-	if (bpf_map_update_elem(&starts, &tid, &rec, BPF_ANY))
-		pyebpf_count(PYEBPF_GC_CNT_START_LOST);
+	rec->ts_ns = bpf_ktime_get_ns(); /* last: the collection starts when this handler returns */
 }
 
 static __always_inline void gc_end(struct pt_regs *ctx, __u16 hook)
@@ -221,7 +258,7 @@ static __always_inline void gc_end(struct pt_regs *ctx, __u16 hook)
 	if (!gp)
 		return;
 	rec = bpf_map_lookup_elem(&starts, &tid);
-	if (!rec) {
+	if (!rec || !rec->ts_ns) {
 		pyebpf_count(PYEBPF_GC_CNT_UNMATCHED);
 		return;
 	}
@@ -305,7 +342,7 @@ static __always_inline void gc_end(struct pt_regs *ctx, __u16 hook)
 	else
 		pyebpf_count(PYEBPF_CNT_EVENTS);
 done:
-	bpf_map_delete_elem(&starts, &tid);
+	rec->ts_ns = 0;
 }
 
 SEC("uprobe")

@@ -39,6 +39,14 @@ struct pyebpf_gc_gen_stats {
  * generation (young, old[0], old[1]); each entry holds the running totals
  * after one collection and the ring's `index` byte names the newest.
  */
+/*
+ * Reads are the cost of a collection's two hooks (~100 ns each on a VM), so
+ * each reads whole spans: <= 3.14 every generation's entry at once
+ * (`totals_bytes` from the totals' start), 3.15+ one entry per ring after its
+ * index byte. User space checks that a span fits this window.
+ */
+#define PYEBPF_GC_TOTALS_WINDOW 128
+
 struct pyebpf_gc_gen {
 	__u16 base;   /* the generation's entry (no rings) or its ring's first entry */
 	__u16 index;  /* rings: the index byte, from base; PYEBPF_NO_OFFSET without rings */
@@ -53,9 +61,9 @@ struct pyebpf_gc_proc {
 	__u16 interp_gc;     /* PyInterpreterState.gc; PYEBPF_NO_OFFSET on 3.8 */
 	__u16 stats;	     /* _gc_runtime_state.generation_stats: the totals, or (3.15+) a pointer to them */
 	__u8 stats_pointer;  /* 3.15+: follow the pointer at `stats` to the rings */
-	__u8 pad;
-	__u16 entry_size;  /* sizeof(struct gc_generation_stats) */
-	__u16 collections; /* its fields */
+	__u8 totals_bytes;   /* <= 3.14: the span holding every generation's entry; 0 with rings */
+	__u16 entry_size;    /* sizeof(struct gc_generation_stats) */
+	__u16 collections;   /* its fields */
 	__u16 collected;
 	__u16 uncollectable;
 	struct pyebpf_gc_gen gen[PYEBPF_GC_GENERATIONS];

@@ -50,7 +50,8 @@ std::uint64_t required_size(const python::OffsetsRow& row, const std::string& ty
   return *size;
 }
 
-// The running totals of generation `g`, read the way gc.bpf.c reads them.
+// The running totals of generation `g`, read the way gc.bpf.c reads them: the
+// span of every generation's entry at once, or the ring's newest entry.
 std::optional<pyebpf_gc_gen_stats> read_totals(const python::ProcessMemory& memory, const pyebpf_gc_proc& cfg, int g) {
   std::uint64_t totals = cfg.gcstate + cfg.stats;
   if (cfg.stats_pointer) {
@@ -58,17 +59,34 @@ std::optional<pyebpf_gc_gen_stats> read_totals(const python::ProcessMemory& memo
     if (!ptr || !*ptr) return std::nullopt;
     totals = *ptr;
   }
-  std::uint64_t entry = totals + cfg.gen[g].base;
-  if (cfg.gen[g].index != PYEBPF_NO_OFFSET) {
+  std::uint64_t entry = totals, at = cfg.gen[g].base;
+  std::size_t span = cfg.totals_bytes;
+  if (!span) {
+    entry += cfg.gen[g].base;
     auto index = memory.read_value<std::uint8_t>(entry + cfg.gen[g].index);
     if (!index || *index >= cfg.gen[g].length) return std::nullopt;
     entry += std::uint64_t{*index} * cfg.entry_size;
+    at = 0;
+    span = cfg.entry_size;
   }
-  auto collections = memory.read_value<std::int64_t>(entry + cfg.collections);
-  auto collected = memory.read_value<std::int64_t>(entry + cfg.collected);
-  auto uncollectable = memory.read_value<std::int64_t>(entry + cfg.uncollectable);
-  if (!collections || !collected || !uncollectable) return std::nullopt;
-  return pyebpf_gc_gen_stats{*collections, *collected, *uncollectable};
+  auto bytes = memory.read_bytes(entry, span);
+  if (!bytes || bytes->size() != span) return std::nullopt;
+  pyebpf_gc_gen_stats out{};
+  std::memcpy(&out.collections, bytes->data() + at + cfg.collections, 8);
+  std::memcpy(&out.collected, bytes->data() + at + cfg.collected, 8);
+  std::memcpy(&out.uncollectable, bytes->data() + at + cfg.uncollectable, 8);
+  return out;
+}
+
+// gc.bpf.c copies the totals from spans of at most PYEBPF_GC_TOTALS_WINDOW
+// bytes read at once, masking every offset into them: `span` must fit, and
+// each field must lie within its entry.
+void check_totals_span(const python::OffsetsRow& row, const pyebpf_gc_proc& cfg, std::uint64_t span) {
+  if (std::max({cfg.collections, cfg.collected, cfg.uncollectable}) + 8U > cfg.entry_size)
+    throw Error("offsets row " + row.label + ": a gc_generation_stats field lies past its struct's size");
+  if (span > PYEBPF_GC_TOTALS_WINDOW)
+    throw Error(fmt::format("offsets row {}: the gc totals span {} bytes, more than the {} gc.bpf.c reads at once",
+                            row.label, span, PYEBPF_GC_TOTALS_WINDOW));
 }
 
 // A generation's list head: a circular doubly-linked list of PyGC_Head
@@ -185,6 +203,7 @@ pyebpf_gc_proc gc_totals_layout(const python::OffsetsRow& row) {
                     fit(row.require("gcring_old.index") - old_items, "gcring_old.index"),
                     fit(row.array_length("gcring_old.items").value_or(0), "old ring"), 0};
     }
+    check_totals_span(row, cfg, cfg.entry_size);
     return cfg;
   }
   cfg.stats = fit(row.require("gc.generation_stats"), "gc.generation_stats");
@@ -192,6 +211,9 @@ pyebpf_gc_proc gc_totals_layout(const python::OffsetsRow& row) {
     throw Error("offsets row " + row.label + ": generation_stats does not have one entry per generation");
   for (int g = 0; g < PYEBPF_GC_GENERATIONS; ++g)
     cfg.gen[g] = {fit(g * cfg.entry_size, "gc.generation_stats"), PYEBPF_NO_OFFSET, 1, 0};
+  const std::uint64_t span = PYEBPF_GC_GENERATIONS * std::uint64_t{cfg.entry_size};
+  check_totals_span(row, cfg, span);
+  cfg.totals_bytes = static_cast<std::uint8_t>(span);
   return cfg;
 }
 

@@ -325,6 +325,7 @@ TEST(GcStructs, MatchTheEmbeddedObject) {
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, interp_gc);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, stats);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, stats_pointer);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, totals_bytes);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, entry_size);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, collections);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, collected);
@@ -454,6 +455,23 @@ TEST(GcStateCheck315, RingsOfTheYoungAndTheTwoOldGenerations) {
   EXPECT_EQ(cfg.gen[0].length, 11);
   EXPECT_EQ(cfg.gen[1].length, 3);
   EXPECT_EQ(cfg.gen[2].base - cfg.gen[1].base, *row.size("struct gc_old_stats_buffer"));
+}
+
+// gc.bpf.c reads each collection's totals in spans (one without rings):
+// every row's layout fits them, and its spans cover every generation.
+TEST(GcTotalsLayout, EveryRowIsReadInSpansThatFitTheWindow) {
+  for (const auto& row : python::OffsetsTable::embedded().rows()) {
+    SCOPED_TRACE(row.label);
+    pyebpf_gc_proc cfg{};
+    ASSERT_NO_THROW(cfg = gc_totals_layout(row));
+    if (cfg.stats_pointer) {
+      EXPECT_EQ(cfg.totals_bytes, 0);  // rings: one entry at a time
+      EXPECT_LE(cfg.entry_size, PYEBPF_GC_TOTALS_WINDOW);
+      continue;
+    }
+    for (const auto& gen : cfg.gen) EXPECT_LE(gen.base + cfg.entry_size, cfg.totals_bytes);
+    EXPECT_LE(cfg.totals_bytes, PYEBPF_GC_TOTALS_WINDOW);
+  }
 }
 
 }  // namespace
