@@ -14,6 +14,8 @@ import time
 
 DEPTH = int(sys.argv[1]) if len(sys.argv) > 1 else 50
 SECONDS = float(sys.argv[2]) if len(sys.argv) > 2 else 3.0
+if DEPTH < 2:
+    sys.exit("deep_stack.py: depth %d: at least 2 (the module's frame and the one that spins)" % DEPTH)
 
 SPIN = """
     wall, cpu = time.perf_counter(), time.thread_time()
