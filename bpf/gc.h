@@ -33,13 +33,6 @@ struct pyebpf_gc_gen_stats {
 };
 
 /*
- * Where one generation's totals are, from the start of the totals. <= 3.14:
- * a struct gc_generation_stats per generation in an array in the GC state.
- * 3.15+: the GC state points at struct gc_stats, one ring of entries per
- * generation (young, old[0], old[1]); each entry holds the running totals
- * after one collection and the ring's `index` byte names the newest.
- */
-/*
  * Reads are the cost of a collection's two hooks (~100 ns each on a VM), so
  * each reads whole spans: <= 3.14 every generation's entry at once
  * (`totals_bytes` from the totals' start), 3.15+ one entry per ring after its
@@ -47,6 +40,13 @@ struct pyebpf_gc_gen_stats {
  */
 #define PYEBPF_GC_TOTALS_WINDOW 128
 
+/*
+ * Where one generation's totals are, from the start of the totals. <= 3.14:
+ * a struct gc_generation_stats per generation in an array in the GC state.
+ * 3.15+: the GC state points at struct gc_stats, one ring of entries per
+ * generation (young, old[0], old[1]); each entry holds the running totals
+ * after one collection and the ring's `index` byte names the newest.
+ */
 struct pyebpf_gc_gen {
 	__u16 base;   /* the generation's entry (no rings) or its ring's first entry */
 	__u16 index;  /* rings: the index byte, from base; PYEBPF_NO_OFFSET without rings */
