@@ -10,6 +10,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -34,23 +35,29 @@ def peak_rss_kib(pid):
 
 def start_pyebpf(args, out, binary=PYEBPF):
     """Starts pyebpf with `args` and returns once it is tracing. The process
-    object gets .cpu_at_start: attach cost is not per-event overhead."""
+    object gets .cpu_at_start: attach cost is not per-event overhead. Its
+    stderr from then on is read by a thread (a run that logs a line per
+    target must not fill the pipe and stall) and returned by stop_pyebpf."""
     p = subprocess.Popen([binary] + args, stdout=out, stderr=subprocess.PIPE, text=True)
     for line in p.stderr:
         if "info: tracing" in line:
             p.cpu_at_start = cpu_seconds(p.pid)
+            p.stderr_lines = []
+            p.stderr_reader = threading.Thread(target=lambda: p.stderr_lines.extend(p.stderr), daemon=True)
+            p.stderr_reader.start()
             return p
     sys.exit("pyebpf did not start: " + p.stderr.read())
 
 
 def stop_pyebpf(p):
-    """SIGINT; returns (CPU seconds used since tracing began, peak RSS KiB, stderr summary text)."""
+    """SIGINT; returns (CPU seconds used since tracing began, peak RSS KiB,
+    stderr since tracing began: the log lines and the summary)."""
     cpu = cpu_seconds(p.pid) - p.cpu_at_start
     rss = peak_rss_kib(p.pid)
     p.send_signal(signal.SIGINT)
-    rest = p.stderr.read()
     p.wait(30)
-    return cpu, rss, rest
+    p.stderr_reader.join()
+    return cpu, rss, "".join(p.stderr_lines)
 
 
 def prog_run_totals(prefix):

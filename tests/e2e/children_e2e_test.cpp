@@ -41,7 +41,10 @@ std::optional<PythonBuild> pyenv_312() {
 
 // Every worker that served requests (the server's access log) is sampled in
 // serve_request, and its handoffs (gthread: one per request) or inline
-// requests (sync) are counted: together >= 95% of the requests served.
+// requests (sync) are counted: together >= 99% of the requests served (the
+// app's import delays a worker's first request past pyebpf's attach, as a
+// real app's does: children_app.py; wrk's last in-flight requests are seen
+// but not logged, so the count is a little over 100% when nothing is lost).
 // Sampling is checked where it is certain: a request burns 5 ms of CPU, so
 // 20 of them give ~10 samples at 99 Hz (a worker stopped by the upgrade may
 // have served one: half a sample).
@@ -81,7 +84,7 @@ void expect_every_worker_traced(const Json& truth, Pyebpf& pyebpf, const std::st
     EXPECT_GT(seen, 0u) << "worker " << pid << " served " << n << " requests";
     covered += seen;
   }
-  EXPECT_GE(static_cast<double>(covered), 0.95 * static_cast<double>(requests))
+  EXPECT_GE(static_cast<double>(covered), 0.99 * static_cast<double>(requests))
       << covered << " of " << requests << " requests seen; stderr:\n"
       << pyebpf.stderr_text();
 }
