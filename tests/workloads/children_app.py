@@ -4,7 +4,7 @@ serve_request, so each gunicorn worker that serves requests is sampled.
 Importing it takes CHILDREN_LOAD_S, as a real application's import does: gunicorn
 imports the app in each worker after the fork (unless --preload), so a fresh
 worker serves nothing for that long. pyebpf attaches a forked worker's uprobes
-one RCU grace period after the fork (10-50 ms here; bench/worker_attach): what
+one RCU grace period after the fork (10-50 ms here; bench/children): what
 a worker serves before that is not seen, and the tests that count every request
 are about following workers, not about that latency."""
 import os
