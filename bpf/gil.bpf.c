@@ -430,9 +430,11 @@ int gil_scan_threads(struct bpf_iter__task *ctx)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(gil_thread_new, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 tgid = BPF_CORE_READ(child, tgid);
+	__u32 tgid = child->tgid;
 
-	if (bpf_map_lookup_elem(&gil_procs, &tgid))
+	/* Every fork and thread of the host comes here; gil's targets are in
+	 * py_procs, whose filter rules out nearly all without a hash lookup. */
+	if (pyebpf_maybe_proc(tgid) && bpf_map_lookup_elem(&gil_procs, &tgid))
 		remember_thread(child);
 	return 0;
 }
@@ -444,7 +446,7 @@ int BPF_PROG(gil_thread_exit, struct task_struct *task)
 	struct pyebpf_gil_thread *t;
 	__u32 tid;
 
-	key.tgid = BPF_CORE_READ(task, tgid);
+	key.tgid = task->tgid;
 	if (!bpf_map_lookup_elem(&gil_procs, &key.tgid))
 		return 0;
 	tid = BPF_CORE_READ(task, pid);

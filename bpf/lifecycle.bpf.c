@@ -72,7 +72,7 @@ static __always_inline void emit(__u32 kind, struct task_struct *task, __u32 pid
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(lifecycle_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u32 ptgid = parent->tgid, ctgid = child->tgid; /* BTF pointers: plain loads, no probe reads */
 	struct pyebpf_py_proc *proc;
 	__u32 zero = 0;
 
@@ -93,7 +93,7 @@ int BPF_PROG(lifecycle_fork, struct task_struct *parent, struct task_struct *chi
 		return 0;
 	proc = pyebpf_lookup_proc(ptgid);
 	if (proc)
-		bpf_map_update_elem(&py_procs, &ctgid, proc, BPF_ANY);
+		pyebpf_add_proc(ctgid, proc);
 	emit(PYEBPF_LIFECYCLE_FORK, child, ctgid, ptgid, PYEBPF_LIFECYCLE_TRACKED);
 	return 0;
 }
@@ -161,7 +161,7 @@ int BPF_PROG(lifecycle_exec, struct task_struct *task, pid_t old_pid, struct lin
 	if (execs) {
 		__sync_fetch_and_add(execs, 1);
 		/* The old address space is gone: so is every layout and thread state read in it. */
-		bpf_map_delete_elem(&py_procs, &tgid);
+		pyebpf_remove_proc(tgid);
 		bpf_map_delete_elem(&py_tstates, &tgid);
 		bpf_map_delete_elem(&py_tstates, &old);
 		flags |= PYEBPF_LIFECYCLE_TRACKED;
@@ -178,13 +178,13 @@ int BPF_PROG(lifecycle_exec, struct task_struct *task, pid_t old_pid, struct lin
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lifecycle_exit, struct task_struct *task)
 {
-	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u32 tgid = task->tgid;
 
 	/* Threads exit one by one; the process is gone with its last one. */
-	if (BPF_CORE_READ(task, signal, live.counter) != 0 || !bpf_map_lookup_elem(&lineage, &tgid))
+	if (task->signal->live.counter != 0 || !bpf_map_lookup_elem(&lineage, &tgid))
 		return 0;
 	bpf_map_delete_elem(&lineage, &tgid); /* the pid may be reused by an unrelated process */
-	bpf_map_delete_elem(&py_procs, &tgid);
+	pyebpf_remove_proc(tgid);
 	emit(PYEBPF_LIFECYCLE_EXIT, task, tgid, 0, PYEBPF_LIFECYCLE_TRACKED);
 	return 0;
 }

@@ -25,7 +25,8 @@
  * those it went to sleep with. Elsewhere they are taken at switch-out and kept
  * per thread (PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT).
  *
- * Cost outside the targets: one py_procs lookup per task in each hook.
+ * Cost outside the targets: one py_procs filter slot read per task in each
+ * hook (python.h), no hash lookup unless a target shares the slot.
  */
 #include "python.bpf.h"
 #include <bpf/bpf_tracing.h>
@@ -505,14 +506,18 @@ static __always_inline int handle_switch(void *ctx, bool preempt, struct task_st
 					 __u32 prev_pid, struct task_struct *next, __u32 next_tgid, __u32 next_pid,
 					 __u32 prev_state)
 {
-	struct pyebpf_py_proc *proc;
-	__u64 now = bpf_ktime_get_ns();
+	struct pyebpf_py_proc *proc = pyebpf_lookup_proc(prev_tgid);
+	__u64 now = 0; /* read only for a target: nearly every switch of the host is not one */
 
-	proc = pyebpf_lookup_proc(prev_tgid);
-	if (proc)
+	if (proc) {
+		now = bpf_ktime_get_ns();
 		switch_out(ctx, proc, prev, prev_pid, preempt, prev_state, now);
-	if (pyebpf_lookup_proc(next_tgid))
+	}
+	if (pyebpf_lookup_proc(next_tgid)) {
+		if (!now)
+			now = bpf_ktime_get_ns();
 		switch_in(next, next_pid, now);
+	}
 	return 0;
 }
 

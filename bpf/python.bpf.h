@@ -20,6 +20,15 @@ struct {
 	__type(value, struct pyebpf_py_proc);
 } py_procs SEC(".maps");
 
+/* py_procs' counting filter (python.h), shared the same way. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct pyebpf_proc_slots);
+} py_proc_slots SEC(".maps");
+
 /*
  * Slow-path cache: host tid -> PyThreadState* found by walking the thread list,
  * for processes where the TSD slot could not be located at attach. A miss is
@@ -66,9 +75,56 @@ struct {
 	__type(value, struct pyebpf_walk_scratch);
 } py_walk_scratch SEC(".maps");
 
+static __always_inline __u32 *pyebpf_proc_slot(__u32 tgid)
+{
+	__u32 zero = 0;
+	struct pyebpf_proc_slots *slots = bpf_map_lookup_elem(&py_proc_slots, &zero);
+
+	return slots ? &slots->count[tgid & (PYEBPF_PROC_SLOTS - 1)] : NULL;
+}
+
+/* False when tgid is certainly not in py_procs: its filter slot is empty. */
+static __always_inline bool pyebpf_maybe_proc(__u32 tgid)
+{
+	__u32 *slot = pyebpf_proc_slot(tgid);
+
+	return !slot || *slot;
+}
+
 static __always_inline struct pyebpf_py_proc *pyebpf_lookup_proc(__u32 tgid)
 {
+	if (!pyebpf_maybe_proc(tgid))
+		return NULL; /* the common case in a host-wide hook */
 	return bpf_map_lookup_elem(&py_procs, &tgid);
+}
+
+/*
+ * Creates or replaces tgid's entry, counted in its slot. A replaced entry
+ * was counted when it was created, so the reservation is given back; one
+ * deleted between the two updates makes the second fail and is created anew.
+ */
+static __always_inline void pyebpf_add_proc(__u32 tgid, const struct pyebpf_py_proc *proc)
+{
+	__u32 *slot = pyebpf_proc_slot(tgid);
+
+	if (!slot)
+		return;
+	__sync_fetch_and_add(slot, 1);
+	for (int i = 0; i < 2; i++) {
+		if (!bpf_map_update_elem(&py_procs, &tgid, proc, BPF_NOEXIST))
+			return;
+		if (!bpf_map_update_elem(&py_procs, &tgid, proc, BPF_EXIST))
+			break;
+	}
+	__sync_fetch_and_add(slot, -1); /* replaced a counted entry, or the map is full */
+}
+
+static __always_inline void pyebpf_remove_proc(__u32 tgid)
+{
+	__u32 *slot = pyebpf_proc_slot(tgid);
+
+	if (!bpf_map_delete_elem(&py_procs, &tgid) && slot)
+		__sync_fetch_and_add(slot, -1);
 }
 
 static __always_inline int pyebpf_read_ptr(__u64 addr, __u64 *out)

@@ -104,6 +104,20 @@ struct pyebpf_tstate_hint {
 };
 #define PYEBPF_TSTATE_ENTRIES 8192
 
+/*
+ * A counting filter in front of py_procs: count[tgid % PYEBPF_PROC_SLOTS] is
+ * the number of py_procs entries whose tgid falls in that slot. Hooks that run
+ * for every task on the host (offcpu's scheduler tracepoints) read the slot,
+ * an array load, before the hash lookup: a task that is not a target costs no
+ * hash. Every writer keeps it a superset: +1 before it creates an entry, -1
+ * once it deleted one (pyebpf_add_proc / pyebpf_remove_proc in BPF,
+ * SharedMaps in user space, which counts with atomics on the mmap'd map).
+ */
+#define PYEBPF_PROC_SLOTS 32768
+struct pyebpf_proc_slots {
+	__u32 count[PYEBPF_PROC_SLOTS];
+};
+
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_layout) == 32, "layout size");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_proc) == 56, "proc size");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_frame) == 16, "frame size");

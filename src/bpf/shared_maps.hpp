@@ -4,6 +4,8 @@
 #include <bpf/libbpf.h>
 #include <sys/types.h>
 
+#include <cstdint>
+
 #include "pyebpf/fd.hpp"
 #include "python.h"
 
@@ -11,23 +13,32 @@ namespace pyebpf::bpf {
 
 // Maps every BPF object shares, created once here and handed to each
 // skeleton with bpf_map__reuse_fd before load: the target processes
-// (py_procs) and the thread-state cache (py_tstates). One source of truth, so
-// adding or dropping a target is one update, whatever trackers run. Their
-// types and sizes come from bpf/python.h, which the BPF side declares them
-// with; libbpf checks both agree when reusing.
+// (py_procs, with its counting filter py_proc_slots) and the thread-state
+// cache (py_tstates). One source of truth, so adding or dropping a target is
+// one update, whatever trackers run. Their types and sizes come from
+// bpf/python.h, which the BPF side declares them with; libbpf checks both
+// agree when reusing.
 class SharedMaps {
  public:
   SharedMaps();
+  ~SharedMaps();
+  SharedMaps(const SharedMaps&) = delete;
+  SharedMaps& operator=(const SharedMaps&) = delete;
 
   // Call between a skeleton's open and load for each shared map it declares.
   void reuse_in(bpf_object* obj) const;
 
+  // Counted in py_proc_slots as BPF's pyebpf_add_proc/pyebpf_remove_proc do.
   void add_process(pid_t pid, const pyebpf_py_proc& config) const;
   void remove_process(pid_t pid) const;
 
  private:
+  std::uint32_t& slot(pid_t pid) const;
+
   Fd py_procs_;
+  Fd py_proc_slots_;
   Fd py_tstates_;
+  pyebpf_proc_slots* slots_ = nullptr;  // py_proc_slots' value, mmap'd
 };
 
 }  // namespace pyebpf::bpf

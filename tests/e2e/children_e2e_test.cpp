@@ -154,6 +154,60 @@ TEST_P(PoolRecycling, EveryPoolWorkerIsSampledInItsTasks) {
   }
 }
 
+// The bytes of one field of bpftool's JSON dump of a map pyebpf created
+// without BTF: a list of "0x.." strings, little-endian.
+std::vector<std::uint8_t> dumped_bytes(const Json& hex) {
+  std::vector<std::uint8_t> out;
+  for (const auto& b : hex) out.push_back(static_cast<std::uint8_t>(std::stoul(b.get<std::string>(), nullptr, 16)));
+  return out;
+}
+
+Json bpftool_dump(const std::string& map) {
+  Child dump({"bpftool", "-j", "map", "dump", "name", map});
+  std::string text;
+  for (const auto& line : dump.drain_stdout_lines(10s)) text += line;
+  EXPECT_EQ(dump.wait(10s), 0) << dump.stderr_text();
+  return Json::parse(text);
+}
+
+// py_procs' counting filter (bpf/python.h) after workers were forked (by
+// BPF, then registered by user space) or spawned (exec'd, rediscovered) and
+// all ended: every live entry's slot counts it, and the counts add up to the
+// entries exactly, so no writer missed its +1 (a target hidden from offcpu
+// and gil) or its -1 (a filter that fills up and stops filtering).
+TEST_P(PoolRecycling, TargetFilterCountsEachLiveTargetOnce) {
+  Workload workload(kDebian, "children_pool.py", {GetParam(), "8", "2"});
+  Pyebpf pyebpf({"-p", std::to_string(workload.pid()), "-e", "e2e", "--enable", "py_stack", "offcpu"});
+  pyebpf.wait_ready();
+  workload.go();
+  Json truth = workload.result(120s);
+  std::this_thread::sleep_for(1s);  // the workers' exits reach pyebpf
+
+  std::vector<std::uint32_t> entries;
+  for (const auto& e : bpftool_dump("py_procs")) {
+    auto key = dumped_bytes(e.at("key"));
+    ASSERT_EQ(key.size(), 4u);
+    entries.push_back(key[0] | key[1] << 8 | key[2] << 16 | static_cast<std::uint32_t>(key[3]) << 24);
+  }
+  Json slots_dump = bpftool_dump("py_proc_slots");
+  ASSERT_EQ(slots_dump.size(), 1u) << "one filter, shared by every BPF object";
+  auto bytes = dumped_bytes(slots_dump[0].at("value"));
+  const auto slots = static_cast<std::uint32_t>(bytes.size() / 4);  // u32 counters, slot = tgid % slots
+  ASSERT_GT(slots, 0u);
+  auto count = [&](std::uint32_t slot) {
+    const std::uint8_t* b = &bytes[4 * slot];
+    return b[0] | b[1] << 8 | b[2] << 16 | static_cast<std::uint32_t>(b[3]) << 24;
+  };
+  std::uint64_t total = 0;
+  for (std::uint32_t slot = 0; slot < slots; ++slot) total += count(slot);
+  pyebpf.stop();
+
+  ASSERT_GE(std::set<long>(truth.at("task_pids").begin(), truth.at("task_pids").end()).size(), 4u) << truth.dump();
+  EXPECT_FALSE(entries.empty()) << "the pool's parent is a target";
+  for (std::uint32_t pid : entries) EXPECT_GE(count(pid % slots), 1u) << "pid " << pid;
+  EXPECT_EQ(total, entries.size()) << pyebpf.stderr_text();
+}
+
 INSTANTIATE_TEST_SUITE_P(StartMethods, PoolRecycling, ::testing::Values("fork", "spawn"),
                          [](const auto& info) { return info.param; });
 
