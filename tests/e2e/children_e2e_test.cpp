@@ -162,6 +162,11 @@ std::vector<std::uint8_t> dumped_bytes(const Json& hex) {
   return out;
 }
 
+// A u32 from a map dump: BPF stores it in host order, little-endian on x86.
+std::uint32_t le32(const std::uint8_t* b) {
+  return b[0] | b[1] << 8 | b[2] << 16 | static_cast<std::uint32_t>(b[3]) << 24;
+}
+
 Json bpftool_dump(const std::string& map) {
   Child dump({"bpftool", "-j", "map", "dump", "name", map});
   std::string text;
@@ -187,17 +192,14 @@ TEST_P(PoolRecycling, TargetFilterCountsEachLiveTargetOnce) {
   for (const auto& e : bpftool_dump("py_procs")) {
     auto key = dumped_bytes(e.at("key"));
     ASSERT_EQ(key.size(), 4u);
-    entries.push_back(key[0] | key[1] << 8 | key[2] << 16 | static_cast<std::uint32_t>(key[3]) << 24);
+    entries.push_back(le32(key.data()));
   }
   Json slots_dump = bpftool_dump("py_proc_slots");
   ASSERT_EQ(slots_dump.size(), 1u) << "one filter, shared by every BPF object";
   auto bytes = dumped_bytes(slots_dump[0].at("value"));
   const auto slots = static_cast<std::uint32_t>(bytes.size() / 4);  // u32 counters, slot = tgid % slots
   ASSERT_GT(slots, 0u);
-  auto count = [&](std::uint32_t slot) {
-    const std::uint8_t* b = &bytes[4 * slot];
-    return b[0] | b[1] << 8 | b[2] << 16 | static_cast<std::uint32_t>(b[3]) << 24;
-  };
+  auto count = [&](std::uint32_t slot) { return le32(&bytes[4 * slot]); };
   std::uint64_t total = 0;
   for (std::uint32_t slot = 0; slot < slots; ++slot) total += count(slot);
   pyebpf.stop();
