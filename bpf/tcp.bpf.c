@@ -1021,11 +1021,13 @@ int BPF_PROG(tcp_cong_state, struct sock *sk, const __u8 ca_state)
  * Zero-window probes. No tracepoint marks tcp_send_probe0(), but it only runs
  * from the socket's write timer (tcp_write_timer, icsk_pending == PROBE0) and
  * increments icsk_probes_out when it sent a probe. So: remember the count when
- * such a timer starts, compare when it ends, on the same CPU. A timer that finds
- * the socket locked by its owner defers the work to release_sock(), in process
- * context, and the kernel may skip a run of either hook: the socket's next
- * probe timer, or its tcp_destroy_sock (a reset ends the probing), finds the
- * counter past what the hooks saw and counts the difference.
+ * such a timer starts, compare when it ends, on the same CPU. The kernel may
+ * skip a run of either hook: the socket's next probe timer, or its
+ * tcp_destroy_sock (a reset ends the probing), finds the counter past what the
+ * hooks saw and counts the difference. A timer that finds the socket locked by
+ * its owner leaves the work to release_sock(), in process context, where no
+ * hook runs; the peer's ACK of that probe zeroes icsk_probes_out (tcp_ack), on
+ * loopback before any hook reads it, so such runs are counted as they are left.
  */
 SEC("tp_btf/timer_expire_entry")
 int BPF_PROG(tcp_timer_entry, struct timer_list *timer)
@@ -1069,7 +1071,7 @@ int BPF_PROG(tcp_timer_exit, struct timer_list *timer)
 	struct sock *sk;
 	__u32 zero = 0;
 	__u8 probes;
-	__u64 key;
+	__u64 key, deferred;
 
 	pt = bpf_map_lookup_elem(&probe_timers, &zero);
 	if (!pt || pt->timer != (__u64)timer)
@@ -1077,10 +1079,14 @@ int BPF_PROG(tcp_timer_exit, struct timer_list *timer)
 	pt->timer = 0;
 	sk = (struct sock *)pt->sk;
 	probes = BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_probes_out);
-	if (probes <= pt->probes_out)
-		return 0;
 	key = pt->sk;
 	owner = bpf_map_lookup_elem(&owners, &key);
+	if (probes <= pt->probes_out) {
+		deferred = 1UL << bpf_core_enum_value(enum tsq_enum, TCP_WRITE_TIMER_DEFERRED);
+		if ((owner || targ_host_scope) && (BPF_CORE_READ(sk, sk_tsq_flags) & deferred))
+			pyebpf_count(PYEBPF_TCP_CNT_PROBES_DEFERRED);
+		return 0;
+	}
 	if (owner)
 		owner->probes_seen = probes;
 	tcp_emit_loss_owned(sk, owner, PYEBPF_LOSS_ZERO_WINDOW, NULL, probes, true, -1);

@@ -138,6 +138,7 @@ enum pyebpf_tcp_counter {
 	PYEBPF_TCP_CNT_RETRANS_FAILED,	    /* retransmitted segments the kernel counted but could not send */
 	PYEBPF_TCP_CNT_RETRANS_UNSEEN,	    /* segments in tp->total_retrans whose tracepoint no hook run saw */
 	PYEBPF_TCP_CNT_PROBES_UNSEEN,	    /* zero-window probes in icsk_probes_out no timer hook saw sent */
+	PYEBPF_TCP_CNT_PROBES_DEFERRED,	    /* probe timer runs left to release_sock(): a probe each at most */
 	PYEBPF_TCP_CNT_SEEDED,		    /* sockets predating tracing attributed by the iterator */
 	PYEBPF_TCP_CNT_SUPPRESSED,	    /* first of PYEBPF_LOSS_TYPES slots: rate-limited per type */
 	PYEBPF_TCP_CNT_END = PYEBPF_TCP_CNT_SUPPRESSED + (int)PYEBPF_LOSS_TYPES,

@@ -305,8 +305,11 @@ std::string TcpTracker::loss_summary(const Counters& c) const {
   out += fmt::format(", {} lost (ring buffer full)", c[PYEBPF_TCP_CNT_LOST_LOSS]);
   // Found in the sockets' own counters: retransmits whose tracepoint ran no hook.
   out += fmt::format(", {} retransmitted segments the kernel did not report to BPF", c[PYEBPF_TCP_CNT_RETRANS_UNSEEN]);
-  if (zero_window_hooked_)
+  if (zero_window_hooked_) {
     out += fmt::format(", {} zero-window probes no timer hook saw sent", c[PYEBPF_TCP_CNT_PROBES_UNSEEN]);
+    out += fmt::format(", {} probe timer runs left to the socket's owner (a probe each at most, unseen)",
+                       c[PYEBPF_TCP_CNT_PROBES_DEFERRED]);
+  }
   // E.g. a softirq retransmitting on one flow while the hook runs for
   // another on the same CPU: the kernel skips the nested run.
   std::uint64_t skipped = 0;
