@@ -1082,6 +1082,9 @@ int BPF_PROG(tcp_timer_exit, struct timer_list *timer)
 	key = pt->sk;
 	owner = bpf_map_lookup_elem(&owners, &key);
 	if (probes <= pt->probes_out) {
+		/* The flag is as old as the deferral (Linux 3.x); checked all the same. */
+		if (!bpf_core_enum_value_exists(enum tsq_enum, TCP_WRITE_TIMER_DEFERRED))
+			return 0;
 		deferred = 1UL << bpf_core_enum_value(enum tsq_enum, TCP_WRITE_TIMER_DEFERRED);
 		if ((owner || targ_host_scope) && (BPF_CORE_READ(sk, sk_tsq_flags) & deferred))
 			pyebpf_count(PYEBPF_TCP_CNT_PROBES_DEFERRED);
