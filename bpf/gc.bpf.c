@@ -189,7 +189,7 @@ static __always_inline void gc_begin(struct pt_regs *ctx, __u64 tstate, __s32 ar
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct pyebpf_gc_proc *gp;
 	struct pyebpf_py_proc *proc;
 	struct gc_start *rec;
@@ -200,7 +200,7 @@ static __always_inline void gc_begin(struct pt_regs *ctx, __u64 tstate, __s32 ar
 		return;
 	pyebpf_count(PYEBPF_CNT_HITS);
 	sp = PT_REGS_SP(ctx);
-	task_start = BPF_CORE_READ(task, start_time);
+	task_start = task->start_time;
 	rec = bpf_map_lookup_elem(&starts, &tid);
 	if (may_nest && rec && rec->ts_ns && rec->task_start == task_start && rec->sp > sp) {
 		/* Called from inside this thread's ongoing collection (3.13
@@ -244,7 +244,7 @@ static __always_inline void gc_end(struct pt_regs *ctx, __u16 hook)
 	__u64 now = bpf_ktime_get_ns(); /* first: the collection ended when this handler was entered */
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0;
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct pyebpf_gc_gen_stats after[PYEBPF_GC_GENERATIONS];
 	struct pyebpf_gc_event *ev;
 	struct pyebpf_py_proc *proc;
@@ -329,7 +329,9 @@ static __always_inline void gc_end(struct pt_regs *ctx, __u16 hook)
 	if (targ_py_stack) {
 		proc = pyebpf_lookup_proc(tgid);
 		if (proc) {
-			pyebpf_walk_stack(proc, rec->tstate ?: pyebpf_find_tstate(proc, task, tid), &ev->stack);
+			pyebpf_walk_stack(proc,
+					  rec->tstate ?: pyebpf_find_tstate(proc, pyebpf_thread_pointer(task), tid),
+					  &ev->stack);
 			if (ev->stack.status == PYEBPF_STACK_NO_TSTATE)
 				pyebpf_count(PYEBPF_CNT_NO_TSTATE);
 		}

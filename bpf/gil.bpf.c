@@ -141,12 +141,12 @@ static __always_inline void remember_thread(struct task_struct *task)
 	struct pyebpf_gil_thread_key key = {};
 	struct pyebpf_gil_thread val = {};
 
-	key.tgid = BPF_CORE_READ(task, tgid);
+	key.tgid = task->tgid;
 	key.thread_id = pyebpf_thread_pointer(task);
 	if (!key.thread_id)
 		return;
-	val.tid = BPF_CORE_READ(task, pid);
-	val.ns_tid = pyebpf_ns_id(BPF_CORE_READ(task, thread_pid));
+	val.tid = task->pid;
+	val.ns_tid = pyebpf_ns_id(task->thread_pid, true);
 	bpf_map_update_elem(&thread_ids, &key, &val, BPF_ANY);
 }
 
@@ -201,7 +201,7 @@ static __always_inline void count_wait(struct task_struct *task, __u32 tgid, __u
 static __always_inline void end_wait(const struct pyebpf_gil_proc *gp, __u32 tgid, __u32 tid, struct gil_wait *w,
 				     __u64 now, __u8 hook)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 duration = now - w->start_ns, waiter_tstate = 0, interp = 0, gil = 0, size;
 	struct pyebpf_gil_event *ev;
 	struct pyebpf_py_proc *proc;
@@ -217,8 +217,7 @@ static __always_inline void end_wait(const struct pyebpf_gil_proc *gp, __u32 tgi
 	 * meanwhile (the switch number moved by more than this thread's own
 	 * take). cond_wait only sees waits.
 	 */
-	if (hook == PYEBPF_GIL_HOOK_TAKE_GIL && BPF_CORE_READ(task, nvcsw) == w->nvcsw &&
-	    st.switch_number - w->switch_number < 2)
+	if (hook == PYEBPF_GIL_HOOK_TAKE_GIL && task->nvcsw == w->nvcsw && st.switch_number - w->switch_number < 2)
 		return;
 	count_wait(task, tgid, w->start_ns, duration);
 	if (duration < targ_min_wait_ns) {
@@ -232,7 +231,7 @@ static __always_inline void end_wait(const struct pyebpf_gil_proc *gp, __u32 tgi
 
 	stacks = targ_py_enable && duration >= targ_py_min_ns;
 	if (stacks || gp->tstate_interp != PYEBPF_NO_OFFSET)
-		waiter_tstate = pyebpf_find_tstate(proc, task, tid);
+		waiter_tstate = pyebpf_find_tstate(proc, pyebpf_thread_pointer(task), tid);
 	/* 3.12+: a subinterpreter may have its own GIL; only the main one is tracked. */
 	if (gp->tstate_interp != PYEBPF_NO_OFFSET && waiter_tstate &&
 	    !pyebpf_read_ptr(waiter_tstate + gp->tstate_interp, &interp) &&
@@ -313,7 +312,7 @@ int take_gil_enter(struct pt_regs *ctx)
 		return 0;
 	pyebpf_count(PYEBPF_CNT_HITS);
 	w.start_ns = bpf_ktime_get_ns();
-	w.nvcsw = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), nvcsw);
+	w.nvcsw = bpf_get_current_task_btf()->nvcsw;
 	if (!read_gil_state(gp, &st))
 		begin_wait(gp, proc, tgid, &st, &w);
 	bpf_map_update_elem(&waits, &tid, &w, BPF_ANY);
@@ -421,7 +420,7 @@ int gil_scan_threads(struct bpf_iter__task *ctx)
 
 	if (!task)
 		return 0;
-	tgid = BPF_CORE_READ(task, tgid);
+	tgid = task->tgid;
 	if (bpf_map_lookup_elem(&gil_procs, &tgid))
 		remember_thread(task);
 	return 0;
@@ -449,7 +448,7 @@ int BPF_PROG(gil_thread_exit, struct task_struct *task)
 	key.tgid = task->tgid;
 	if (!bpf_map_lookup_elem(&gil_procs, &key.tgid))
 		return 0;
-	tid = BPF_CORE_READ(task, pid);
+	tid = task->pid;
 	key.thread_id = pyebpf_thread_pointer(task);
 	t = bpf_map_lookup_elem(&thread_ids, &key);
 	if (t && t->tid == tid)

@@ -97,7 +97,7 @@ static __always_inline __u64 fd_key(__u32 tgid, __s64 fd)
 
 static __always_inline void queue_fd(__u32 tgid, __s64 fd, __u8 path)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct pyebpf_handoff_queued q = {};
 	struct pyebpf_handoff_stats *s;
 	__u64 key = fd_key(tgid, fd);
@@ -105,7 +105,7 @@ static __always_inline void queue_fd(__u32 tgid, __s64 fd, __u8 path)
 	q.ts_ns = bpf_ktime_get_ns();
 	q.thread_id = pyebpf_thread_pointer(task);
 	q.tid = (__u32)bpf_get_current_pid_tgid();
-	q.ns_tid = pyebpf_ns_id(BPF_CORE_READ(task, thread_pid));
+	q.ns_tid = pyebpf_ns_id(task->thread_pid, true);
 	q.path = path;
 	bpf_get_current_comm(&q.comm, sizeof(q.comm));
 	pyebpf_count(PYEBPF_CNT_HITS);
@@ -129,7 +129,7 @@ static __always_inline void queue_fd(__u32 tgid, __s64 fd, __u8 path)
  */
 static __always_inline bool fd_at_eof(__s64 fd)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
 	struct file **fds = BPF_CORE_READ(fdt, fd);
 	struct file *file = NULL;
@@ -205,7 +205,7 @@ static __always_inline void pickup(__u32 tgid, __s64 fd, __u8 via)
 		bpf_map_delete_elem(&queued, &key);
 		return;
 	}
-	pyebpf_fill_header(&ev->hdr, (struct task_struct *)bpf_get_current_task(), q->ts_ns);
+	pyebpf_fill_header(&ev->hdr, bpf_get_current_task_btf(), q->ts_ns);
 	ev->pickup_ns = now;
 	__builtin_memcpy(&ev->main, q, sizeof(ev->main));
 	ev->fd = (__s32)fd;

@@ -89,7 +89,7 @@ int BPF_PROG(lifecycle_fork, struct task_struct *parent, struct task_struct *chi
 	 * space until it execs, and runs no Python of its own; its exec is what
 	 * matters, and it is in the lineage for that.
 	 */
-	if (BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm))
+	if (child->mm == parent->mm)
 		return 0;
 	proc = pyebpf_lookup_proc(ptgid);
 	if (proc)
@@ -138,8 +138,8 @@ static __always_inline bool args_hold_needle(struct task_struct *task)
 	args = bpf_map_lookup_elem(&args_scratch, &zero);
 	if (!args)
 		return false;
-	start = BPF_CORE_READ(task, mm, arg_start);
-	end = BPF_CORE_READ(task, mm, arg_end);
+	start = task->mm->arg_start;
+	end = task->mm->arg_end;
 	len = end > start ? end - start : 0;
 	if (len > PYEBPF_LIFECYCLE_ARGS_LEN)
 		len = PYEBPF_LIFECYCLE_ARGS_LEN;
@@ -154,7 +154,7 @@ static __always_inline bool args_hold_needle(struct task_struct *task)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(lifecycle_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 tgid = BPF_CORE_READ(task, tgid), old = old_pid;
+	__u32 tgid = task->tgid, old = old_pid;
 	__u32 flags = 0, *execs;
 
 	execs = bpf_map_lookup_elem(&lineage, &tgid);

@@ -171,13 +171,15 @@ static __always_inline void take_native_stack(void *ctx, struct pyebpf_offcpu_na
  * `py` says whether its Python stack is wanted at all.
  */
 static __always_inline void take_stacks(void *ctx, struct pyebpf_offcpu_event *ev, const struct pyebpf_py_proc *proc,
-					struct task_struct *task, __u32 tid, bool py)
+					__u32 tid, bool py)
 {
 	take_native_stack(ctx, &ev->kstack, targ_max_depth + 1 + PYEBPF_OFFCPU_KSTACK_SLACK, 0,
 			  PYEBPF_OFFCPU_CNT_KSTACK_FAIL);
 	take_native_stack(ctx, &ev->ustack, targ_max_depth + 1, BPF_F_USER_STACK, PYEBPF_OFFCPU_CNT_USTACK_FAIL);
 	if (targ_py_enable && py) {
-		pyebpf_walk_stack(proc, pyebpf_find_tstate(proc, task, tid), &ev->py);
+		pyebpf_walk_stack(proc,
+				  pyebpf_find_tstate(proc, pyebpf_thread_pointer(bpf_get_current_task_btf()), tid),
+				  &ev->py);
 		if (ev->py.status == PYEBPF_STACK_NO_TSTATE)
 			pyebpf_count(PYEBPF_CNT_NO_TSTATE);
 	} else {
@@ -238,8 +240,9 @@ static __always_inline int store_stack(void *map, __u32 gen, __u64 hash, const v
 /*
  * Adds one off-CPU (or run-queue) period of `task` to the current interval's
  * entry for its stacks (`ev`, NULL for run-queue time after a preemption).
+ * `btf`: whether `task` is BTF-typed (task.bpf.h).
  */
-static __always_inline void aggregate(const struct pyebpf_offcpu_thread *rec, struct task_struct *task,
+static __always_inline void aggregate(const struct pyebpf_offcpu_thread *rec, struct task_struct *task, bool btf,
 				      const struct pyebpf_offcpu_event *ev, __u32 state, __u64 off_ns, __u64 runq_ns)
 {
 	struct pyebpf_offcpu_agg_key key = {};
@@ -247,8 +250,8 @@ static __always_inline void aggregate(const struct pyebpf_offcpu_thread *rec, st
 	__u32 gen = agg_gen;
 
 	key.gen = gen;
-	key.pid = BPF_CORE_READ(task, tgid);
-	key.tid = BPF_CORE_READ(task, pid);
+	key.pid = PYEBPF_KREAD(btf, task, tgid);
+	key.tid = PYEBPF_KREAD(btf, task, pid);
 	key.prev_state = state;
 	if (ev) {
 		key.kstack = native_stack_hash(&ev->kstack);
@@ -266,7 +269,7 @@ static __always_inline void aggregate(const struct pyebpf_offcpu_thread *rec, st
 	if (!val) {
 		struct pyebpf_offcpu_agg_value init = {};
 
-		pyebpf_fill_header(&init.hdr, task, rec->off_ts);
+		pyebpf_fill_task_header(&init.hdr, task, rec->off_ts, btf);
 		bpf_map_update_elem(&agg, &key, &init, BPF_NOEXIST);
 		val = bpf_map_lookup_elem(&agg, &key);
 		if (!val) {
@@ -325,7 +328,7 @@ static __always_inline __u64 pack_event(__u8 *out, const struct pyebpf_offcpu_ev
 }
 
 /* A reported sleep with its stacks in `ev`: send it (per-event) or add it (aggregated). */
-static __always_inline void report(const struct pyebpf_offcpu_thread *rec, struct task_struct *task,
+static __always_inline void report(const struct pyebpf_offcpu_thread *rec, struct task_struct *task, bool btf,
 				   struct pyebpf_offcpu_event *ev)
 {
 	__u32 zero = 0;
@@ -333,10 +336,10 @@ static __always_inline void report(const struct pyebpf_offcpu_thread *rec, struc
 	__u64 size;
 
 	if (targ_aggregate) {
-		aggregate(rec, task, ev, rec->prev_state, rec->off_ns, rec->runq_ns);
+		aggregate(rec, task, btf, ev, rec->prev_state, rec->off_ns, rec->runq_ns);
 		return;
 	}
-	pyebpf_fill_header(&ev->hdr, task, rec->off_ts);
+	pyebpf_fill_task_header(&ev->hdr, task, rec->off_ts, btf);
 	ev->off_ns = rec->off_ns;
 	ev->runq_ns = rec->runq_ns;
 	ev->prev_state = rec->prev_state;
@@ -377,8 +380,8 @@ static __always_inline void count_unseen_return(const struct pyebpf_offcpu_threa
 	}
 }
 
-static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *proc, struct task_struct *prev,
-				       __u32 tid, bool preempt, __u32 prev_state, __u64 now)
+static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *proc, __u32 tid, bool preempt,
+				       __u32 prev_state, __u64 now)
 {
 	struct pyebpf_offcpu_thread *rec;
 	struct pyebpf_offcpu_event *ev;
@@ -423,11 +426,11 @@ static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *p
 			return;
 	}
 	/* The Python stack is wanted unless no sleep can reach --offcpu-py-min-ms. */
-	take_stacks(ctx, ev, proc, prev, tid, true);
+	take_stacks(ctx, ev, proc, tid, true);
 }
 
 /* Where a sleep's length becomes known: filter, then report or schedule the capture. */
-static __always_inline void end_sleep(struct pyebpf_offcpu_thread *rec, struct task_struct *task, __u32 tid,
+static __always_inline void end_sleep(struct pyebpf_offcpu_thread *rec, struct task_struct *task, bool btf, __u32 tid,
 				      __u64 off_ns, __u64 runq_ns)
 {
 	struct pyebpf_offcpu_event *ev;
@@ -459,10 +462,10 @@ static __always_inline void end_sleep(struct pyebpf_offcpu_thread *rec, struct t
 		ev->py.depth = 0;
 		ev->py.status = PYEBPF_STACK_NOT_WALKED;
 	}
-	report(rec, task, ev);
+	report(rec, task, btf, ev);
 }
 
-static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64 now)
+static __always_inline void switch_in(struct task_struct *next, bool btf, __u32 tid, __u64 now)
 {
 	struct pyebpf_offcpu_thread *rec = bpf_map_lookup_elem(&threads, &tid);
 	__u64 runq_ns;
@@ -471,7 +474,7 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 		return; /* first sight of this thread: it went to sleep before we attached */
 	switch (rec->phase) {
 	case PYEBPF_OFFCPU_WOKEN:
-		end_sleep(rec, next, tid, rec->runq_ts - rec->off_ts, now - rec->runq_ts);
+		end_sleep(rec, next, btf, tid, rec->runq_ts - rec->off_ts, now - rec->runq_ts);
 		return;
 	case PYEBPF_OFFCPU_SLEEPING:
 		/* No wake-up between switch-out and now: the sleep was cancelled
@@ -485,7 +488,7 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 		runq_ns = now - rec->runq_ts;
 		pyebpf_count_add(PYEBPF_OFFCPU_CNT_PREEMPT_RUNQ_NS, runq_ns);
 		if (targ_aggregate)
-			aggregate(rec, next, NULL, PYEBPF_TASK_RUNNING, 0, runq_ns);
+			aggregate(rec, next, btf, NULL, PYEBPF_TASK_RUNNING, 0, runq_ns);
 		break;
 	default:
 		/* Coming back without having been seen leaving (the mirror of
@@ -497,36 +500,38 @@ static __always_inline void switch_in(struct task_struct *next, __u32 tid, __u64
 }
 
 /*
- * The ids of both tasks come from the wrapper: the tp_btf one reads them
- * directly from the BTF-typed pointers (plain loads), the raw_tp one with
- * probe reads. This runs at every context switch of the host, so the cheap
- * path matters.
+ * `btf`: the tp_btf hook's BTF-typed tasks are read with plain loads, the
+ * raw_tp one's with probe reads (task.bpf.h). This runs at every context
+ * switch of the host, so the cheap path matters.
  */
-static __always_inline int handle_switch(void *ctx, bool preempt, struct task_struct *prev, __u32 prev_tgid,
-					 __u32 prev_pid, struct task_struct *next, __u32 next_tgid, __u32 next_pid,
-					 __u32 prev_state)
+static __always_inline int handle_switch(void *ctx, bool preempt, struct task_struct *prev, struct task_struct *next,
+					 __u32 prev_state, bool btf)
 {
+	__u32 prev_tgid = PYEBPF_KREAD(btf, prev, tgid), next_tgid = PYEBPF_KREAD(btf, next, tgid);
 	struct pyebpf_py_proc *proc = pyebpf_lookup_proc(prev_tgid);
 	__u64 now = 0; /* read only for a target: nearly every switch of the host is not one */
 
 	if (proc) {
 		now = bpf_ktime_get_ns();
-		switch_out(ctx, proc, prev, prev_pid, preempt, prev_state, now);
+		switch_out(ctx, proc, PYEBPF_KREAD(btf, prev, pid), preempt, prev_state, now);
 	}
 	if (pyebpf_lookup_proc(next_tgid)) {
 		if (!now)
 			now = bpf_ktime_get_ns();
-		switch_in(next, next_pid, now);
+		switch_in(next, btf, PYEBPF_KREAD(btf, next, pid), now);
 	}
 	return 0;
 }
 
-static __always_inline int handle_wakeup(__u32 tgid, __u32 tid, bool new_task)
+/* `p` is woken (or new); `btf` as for handle_switch. */
+static __always_inline int handle_wakeup(struct task_struct *p, bool btf, bool new_task)
 {
 	struct pyebpf_offcpu_thread *rec;
+	__u32 tid;
 
-	if (!pyebpf_lookup_proc(tgid))
+	if (!pyebpf_lookup_proc(PYEBPF_KREAD(btf, p, tgid)))
 		return 0;
+	tid = PYEBPF_KREAD(btf, p, pid);
 	if (new_task) {
 		rec = thread_record(tid);
 		if (rec) {
@@ -580,9 +585,9 @@ static __always_inline int handle_resume(void *ctx)
 	ev = scratch_event();
 	if (!ev)
 		return 0;
-	task = (struct task_struct *)bpf_get_current_task();
-	take_stacks(ctx, ev, proc, task, tid, rec->off_ns >= targ_py_min_ns);
-	report(rec, task, ev);
+	task = bpf_get_current_task_btf();
+	take_stacks(ctx, ev, proc, tid, rec->off_ns >= targ_py_min_ns);
+	report(rec, task, true, ev);
 	return 0;
 }
 
@@ -591,19 +596,19 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return handle_switch(ctx, preempt, prev, prev->tgid, prev->pid, next, next->tgid, next->pid, prev_state);
+	return handle_switch(ctx, preempt, prev, next, prev_state, true);
 }
 
 SEC("tp_btf/sched_waking")
 int BPF_PROG(offcpu_waking_btf, struct task_struct *p)
 {
-	return handle_wakeup(p->tgid, p->pid, false);
+	return handle_wakeup(p, true, false);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(offcpu_wakeup_new_btf, struct task_struct *p)
 {
-	return handle_wakeup(p->tgid, p->pid, true);
+	return handle_wakeup(p, true, true);
 }
 
 /* A bare tracepoint (no tracefs event); its arguments are not used. */
@@ -617,20 +622,19 @@ SEC("raw_tp/sched_switch")
 int BPF_PROG(offcpu_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return handle_switch(ctx, preempt, prev, BPF_CORE_READ(prev, tgid), BPF_CORE_READ(prev, pid), next,
-			     BPF_CORE_READ(next, tgid), BPF_CORE_READ(next, pid), prev_state);
+	return handle_switch(ctx, preempt, prev, next, prev_state, false);
 }
 
 SEC("raw_tp/sched_waking")
 int BPF_PROG(offcpu_waking_raw, struct task_struct *p)
 {
-	return handle_wakeup(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid), false);
+	return handle_wakeup(p, false, false);
 }
 
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(offcpu_wakeup_new_raw, struct task_struct *p)
 {
-	return handle_wakeup(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, pid), true);
+	return handle_wakeup(p, false, true);
 }
 
 SEC("raw_tp/sched_exit_tp")

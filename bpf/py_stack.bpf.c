@@ -30,7 +30,7 @@ SEC("perf_event")
 int sample_python_stack(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct pyebpf_py_stack_event *ev;
 	struct pyebpf_py_proc *proc;
 	__u32 zero = 0;
@@ -44,7 +44,7 @@ int sample_python_stack(struct bpf_perf_event_data *ctx)
 	if (!ev)
 		return 0;
 	pyebpf_fill_header(&ev->hdr, task, bpf_ktime_get_ns());
-	pyebpf_walk_stack(proc, pyebpf_find_tstate(proc, task, (__u32)pid_tgid), &ev->stack);
+	pyebpf_walk_stack(proc, pyebpf_find_tstate(proc, ev->hdr.thread_id, (__u32)pid_tgid), &ev->stack);
 	if (ev->stack.status == PYEBPF_STACK_NO_TSTATE) {
 		/* A native-only thread (no PyThreadState): nothing Python to report. */
 		pyebpf_count(PYEBPF_CNT_NO_TSTATE);

@@ -182,8 +182,9 @@ static __always_inline __u64 pyebpf_walk_thread_list(const struct pyebpf_py_proc
 }
 
 /*
- * The PyThreadState bound to `task` (a thread of the process `proc` describes),
- * whether or not it holds the GIL, including threads started after attach.
+ * The PyThreadState bound to thread `tid` (thread pointer `tp`) of the process
+ * `proc` describes, whether or not it holds the GIL, including threads started
+ * after attach.
  *
  * Fast path: CPython keeps each thread's state where the thread finds it
  * whether or not it holds the GIL (the "gilstate"): a pthread TSD slot
@@ -193,9 +194,8 @@ static __always_inline __u64 pyebpf_walk_thread_list(const struct pyebpf_py_proc
  * (thread_id == thread pointer).
  * Slow path, only where no slot was found: the thread list, cached per tid.
  */
-static __always_inline __u64 pyebpf_find_tstate(const struct pyebpf_py_proc *proc, struct task_struct *task, __u32 tid)
+static __always_inline __u64 pyebpf_find_tstate(const struct pyebpf_py_proc *proc, __u64 tp, __u32 tid)
 {
-	__u64 tp = pyebpf_thread_pointer(task);
 	__u64 tstate = 0, now;
 	struct pyebpf_tstate_hint *hint, fresh = {};
 

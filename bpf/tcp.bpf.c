@@ -357,7 +357,7 @@ static __always_inline void tcp_store_owner(const struct sock *sk, struct pyebpf
 static __always_inline void tcp_set_owner(const struct sock *sk, __u64 connect_ns, __u64 flags,
 					  struct pyebpf_tcp_owner *owner)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *task = bpf_get_current_task_btf();
 
 	__builtin_memset(owner, 0, sizeof(*owner));
 	pyebpf_fill_header(&owner->hdr, task, bpf_ktime_get_ns());
