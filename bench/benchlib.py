@@ -5,11 +5,13 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -100,13 +102,27 @@ def lost_events(summary):
     return sum(int(a or b) for a, b in re.findall(pattern, summary))
 
 
-def start_workload(python, name, *args):
+def start_workload(python, name, *args, root=None):
     """bench/workloads/<name> started with `args`, once it printed READY; it
-    waits for workload_result() to let it run."""
-    w = subprocess.Popen([python, os.path.join(WORKLOADS, name)] + [str(a) for a in args], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True)
-    if w.stdout.readline().strip() != "READY":
-        sys.exit("%s: %s did not start" % (python, name))
+    waits for workload_result() to let it run. With `root`, `python` is a path
+    inside that root directory and runs chrooted there (a distro build with
+    its own libraries, as in a container); the script is copied in, to a
+    directory removed once the workload has started."""
+    script = os.path.join(WORKLOADS, name)
+    command = [python, script]
+    copy = None
+    if root:
+        copy = tempfile.mkdtemp(prefix="pyebpf-bench-", dir=os.path.join(root, "tmp"))
+        shutil.copy(script, copy)
+        command = ["chroot", root, python, os.path.join("/", os.path.relpath(copy, root), name)]
+    try:
+        w = subprocess.Popen(command + [str(a) for a in args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+        if w.stdout.readline().strip() != "READY":
+            sys.exit("%s: %s did not start" % (python, name))
+    finally:
+        if copy:
+            shutil.rmtree(copy)
     return w
 
 

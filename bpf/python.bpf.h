@@ -44,12 +44,11 @@ struct {
 	__type(value, struct pyebpf_tstate_hint);
 } py_tstates SEC(".maps");
 
-/* A code object already read in this walk (struct pyebpf_walk_scratch). */
+/* A code object already read (pyebpf_python_code). 16 bytes: four per cache line. */
 struct pyebpf_code_memo {
 	__u64 code;
-	__u64 walk; /* the walk that read it: entries of earlier walks are stale */
 	__u32 tag;
-	__u32 pad;
+	__u32 epoch; /* the memo epoch it was read in (struct pyebpf_walk_scratch) */
 };
 
 /*
@@ -65,7 +64,12 @@ struct pyebpf_walk_scratch {
 	struct pyebpf_code_memo memo[PYEBPF_CODE_MEMO];
 	__u64 block_start; /* block holds target memory [block_start, block_end) */
 	__u64 block_end;
-	__u64 walks;
+	/* memo entries of this epoch are valid; a walk starts a new one unless
+	 * the last one's are still valid for it (pyebpf_memo_epoch) */
+	__u64 memo_image;      /* tgid << 32 | pyebpf_py_proc.image of the epoch, 0 = its walk only */
+	__u64 memo_generation; /* the main interpreter's count of freed code objects then */
+	__u32 epoch;
+	__u32 pad;
 };
 
 struct {
@@ -252,8 +256,8 @@ struct pyebpf_walk_ctx {
 	struct pyebpf_py_stack *st;
 	struct pyebpf_walk_scratch *scratch;
 	__u64 frame;
-	__u64 mark; /* a frame visited earlier: seeing it again means a loop */
-	__u64 walk; /* this walk's number, for scratch->memo */
+	__u64 mark;  /* a frame visited earlier: seeing it again means a loop */
+	__u32 epoch; /* of scratch->memo entries valid for this walk */
 	bool fault;
 	bool loop;
 };
@@ -305,27 +309,111 @@ static __always_inline int pyebpf_read_code(const struct pyebpf_py_layout *l, __
 }
 
 /*
- * Whether `code` is a PyCodeObject, and its tag. Recursion and alternating
- * calls (a template renderer, a tree visitor) meet the same code objects again
- * within one walk: each is read once per walk. Safe to remember for the walk
- * only: a frame on the walked stack holds a reference to its code, so the
- * object cannot be freed and its address reused meanwhile.
+ * Whether `code` is a PyCodeObject, and its tag, remembered per CPU: a read
+ * of target memory costs ~100-200 ns here, and a deep stack has a code object
+ * per frame. Valid are the entries of the walk's epoch (pyebpf_memo_epoch).
  */
 static __always_inline bool pyebpf_python_code(struct pyebpf_walk_ctx *ctx, __u64 code, __u32 *tag)
 {
-	struct pyebpf_code_memo *memo = &ctx->scratch->memo[((code >> 4) ^ (code >> 12)) & (PYEBPF_CODE_MEMO - 1)];
+	/* Fibonacci hashing: code objects of one module lie a fixed stride
+	 * apart, which a few address bits alone would fold onto few slots. */
+	__u32 slot = ((code * 0x9e3779b97f4a7c15ULL) >> 56) & (PYEBPF_CODE_MEMO - 1);
+	struct pyebpf_code_memo *memo = &ctx->scratch->memo[slot];
 	__u64 type = 0;
 
-	if (memo->walk == ctx->walk && memo->code == code) {
+	if (memo->code == code && memo->epoch == ctx->epoch) {
 		*tag = memo->tag;
 		return true;
 	}
 	if (pyebpf_read_code(&ctx->proc->layout, code, ctx->scratch->code, &type, tag) || type != ctx->proc->code_type)
 		return false;
 	memo->code = code;
-	memo->walk = ctx->walk;
 	memo->tag = *tag;
+	memo->epoch = ctx->epoch;
 	return true;
+}
+
+/* bpf_loop's context must live on the stack. */
+struct pyebpf_memo_ref {
+	struct pyebpf_walk_scratch *scratch;
+};
+
+static int pyebpf_memo_forget(__u32 index, struct pyebpf_memo_ref *ref)
+{
+	ref->scratch->memo[index & (PYEBPF_CODE_MEMO - 1)].epoch = 0;
+	return 0;
+}
+
+/*
+ * The memo epoch of a walk whose code objects are known not to have been
+ * freed since the count `generation` was read in the process image `image`
+ * (0 = unknown), read before any code object of the walk.
+ *
+ * Within one walk, entries are always valid: a frame on the walked stack
+ * holds a reference to its code, so the object cannot be freed and its
+ * address reused meanwhile (recursion and alternating calls meet the same
+ * code objects again). So a walk without a count starts a new epoch.
+ *
+ * Across walks, where the target counts the code objects it frees (3.14+:
+ * code_dealloc bumps interp->_code_object_generation, which CPython publishes
+ * in _Py_DebugOffsets for profilers' caches) and the thread runs in the main
+ * interpreter: if the count has not moved since the epoch began, no code
+ * object was freed, so the object at a remembered address is still the one
+ * read then (another can only take a freed one's address). A free during a
+ * walk shows in the next one's count. The process image is part of the key:
+ * an exec'd successor under the same pid counts afresh.
+ */
+static __always_inline __u32 pyebpf_memo_epoch(struct pyebpf_walk_scratch *scratch, __u64 image, __u64 generation)
+{
+	if (image && image == scratch->memo_image && generation == scratch->memo_generation)
+		return scratch->epoch;
+	scratch->memo_image = image;
+	scratch->memo_generation = generation;
+	if (!++scratch->epoch) {
+		struct pyebpf_memo_ref ref = {.scratch = scratch};
+
+		/* Wrapped (2^32 epochs): no entry may pass for a new one. */
+		if (targ_use_bpf_loop) {
+			bpf_loop(PYEBPF_CODE_MEMO, pyebpf_memo_forget, &ref, 0);
+		} else {
+#pragma clang loop unroll(disable)
+			for (__u32 i = 0; i < PYEBPF_CODE_MEMO; i++)
+				pyebpf_memo_forget(i, &ref);
+		}
+		scratch->epoch = 1;
+	}
+	return scratch->epoch;
+}
+
+/*
+ * The thread's current frame into ctx->frame, and the walk's memo epoch.
+ * Where code objects can be remembered across walks, the thread's
+ * interpreter comes in the same read as its frame pointer (user space
+ * checked tstate_interp < tstate_frame, and the span), then that one's count
+ * of freed code objects.
+ */
+static __always_inline int pyebpf_walk_begin(struct pyebpf_walk_ctx *ctx, __u64 tstate)
+{
+	const struct pyebpf_py_proc *proc = ctx->proc;
+	const struct pyebpf_py_layout *l = &proc->layout;
+	__u8 *window = ctx->scratch->code;
+	__u64 interp, image = 0, generation = 0;
+	__u32 frame_at;
+
+	if (!proc->main_interp || l->interp_code_generation == PYEBPF_NO_OFFSET) {
+		ctx->epoch = pyebpf_memo_epoch(ctx->scratch, 0, 0);
+		return pyebpf_read_ptr(tstate + l->tstate_frame, &ctx->frame);
+	}
+	frame_at = (__u32)(l->tstate_frame - l->tstate_interp) & (PYEBPF_TSTATE_WINDOW - 1);
+	if (bpf_probe_read_user(window, frame_at + 8, (const void *)(tstate + l->tstate_interp)))
+		return -1;
+	__builtin_memcpy(&interp, window, sizeof(interp));
+	__builtin_memcpy(&ctx->frame, window + frame_at, sizeof(ctx->frame));
+	/* Every walk is of a thread of the current process: its tgid. */
+	if (interp == proc->main_interp && !pyebpf_read_ptr(interp + l->interp_code_generation, &generation))
+		image = (bpf_get_current_pid_tgid() & ~0xffffffffULL) | proc->image;
+	ctx->epoch = pyebpf_memo_epoch(ctx->scratch, image, generation);
+	return 0;
 }
 
 /* One frame of the walk; returns 1 to stop. */
@@ -406,11 +494,9 @@ static __always_inline void pyebpf_walk_stack(const struct pyebpf_py_proc *proc,
 	ctx.scratch = bpf_map_lookup_elem(&py_walk_scratch, &zero);
 	if (!ctx.scratch)
 		return;
-	ctx.walk = ++ctx.scratch->walks;
 	ctx.scratch->block_start = ctx.scratch->block_end = 0;
-	if (pyebpf_read_ptr(tstate + l->tstate_frame, &ctx.frame) ||
-	    (l->cframe_current_frame != PYEBPF_NO_OFFSET && ctx.frame &&
-	     pyebpf_read_ptr(ctx.frame + l->cframe_current_frame, &ctx.frame))) {
+	if (pyebpf_walk_begin(&ctx, tstate) || (l->cframe_current_frame != PYEBPF_NO_OFFSET && ctx.frame &&
+						pyebpf_read_ptr(ctx.frame + l->cframe_current_frame, &ctx.frame))) {
 		ctx.fault = true;
 	} else if (targ_use_bpf_loop) {
 		bpf_loop(PYEBPF_MAX_FRAME_VISITS, pyebpf_walk_step, &ctx, 0);

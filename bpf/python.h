@@ -21,7 +21,8 @@
 #define PYEBPF_PAGE_SIZE	4096 /* smallest page: the page of a mapped byte is mapped whole */
 #define PYEBPF_CODE_TAG_LEN	32   /* bytes of immutable code header hashed into the tag */
 #define PYEBPF_CODE_WINDOW	128  /* bytes of a code object read per frame: ob_type through the tag */
-#define PYEBPF_CODE_MEMO	16   /* code objects remembered within one walk (power of two) */
+#define PYEBPF_CODE_MEMO	256  /* code objects remembered per CPU (power of two), python.bpf.h */
+#define PYEBPF_TSTATE_WINDOW	128  /* bytes of a thread state read to find its interpreter and frame */
 #define PYEBPF_NO_OFFSET	0xffff
 #define PYEBPF_NO_TSS_SLOT	0x7fffffff
 
@@ -37,34 +38,41 @@ struct pyebpf_py_layout {
 	__u16 runtime_interp_head; /* _PyRuntimeState.interpreters.head */
 	__u16 interp_threads_head; /* PyInterpreterState.threads.head / tstate_head */
 	__u16 tstate_next;
-	__u16 tstate_thread_id;	    /* pthread_t, equal to the thread's TLS pointer */
-	__u16 tstate_frame;	    /* ->frame (<=3.10), ->cframe (3.11/3.12), ->current_frame (3.13) */
-	__u16 cframe_current_frame; /* _PyCFrame.current_frame, or NO_OFFSET without a cframe */
-	__u16 frame_code;	    /* f_code / f_executable */
-	__u16 frame_back;	    /* f_back / previous */
-	__u16 frame_instr;	    /* f_lasti / prev_instr / instr_ptr */
-	__u16 frame_owner;	    /* _PyInterpreterFrame.owner, or NO_OFFSET */
-	__u16 frame_window;	    /* bytes to read per frame: covers every frame field above */
-	__u16 code_adaptive;	    /* offset of co_code_adaptive (instruction pointers are relative to it) */
-	__u16 code_tag;		    /* start of immutable integer header fields (co_flags/co_argcount..) */
-	__u16 object_type;	    /* PyObject.ob_type */
-	__u8 code_tag_len;	    /* bytes of it to hash, <= PYEBPF_CODE_TAG_LEN */
-	__u8 instr_kind;	    /* enum pyebpf_instr_kind */
-	__u8 owner_cstack;	    /* owner values >= this are not Python frames (C stack / interpreter
+	__u16 tstate_thread_id;	      /* pthread_t, equal to the thread's TLS pointer */
+	__u16 tstate_frame;	      /* ->frame (<=3.10), ->cframe (3.11/3.12), ->current_frame (3.13) */
+	__u16 cframe_current_frame;   /* _PyCFrame.current_frame, or NO_OFFSET without a cframe */
+	__u16 frame_code;	      /* f_code / f_executable */
+	__u16 frame_back;	      /* f_back / previous */
+	__u16 frame_instr;	      /* f_lasti / prev_instr / instr_ptr */
+	__u16 frame_owner;	      /* _PyInterpreterFrame.owner, or NO_OFFSET */
+	__u16 frame_window;	      /* bytes to read per frame: covers every frame field above */
+	__u16 code_adaptive;	      /* offset of co_code_adaptive (instruction pointers are relative to it) */
+	__u16 code_tag;		      /* start of immutable integer header fields (co_flags/co_argcount..) */
+	__u16 object_type;	      /* PyObject.ob_type */
+	__u16 tstate_interp;	      /* PyThreadState.interp, below tstate_frame; with: */
+	__u16 interp_code_generation; /* PyInterpreterState._code_object_generation (3.14+): counts
+					 freed code objects; NO_OFFSET where the target has none */
+	__u8 code_tag_len;	      /* bytes of it to hash, <= PYEBPF_CODE_TAG_LEN */
+	__u8 instr_kind;	      /* enum pyebpf_instr_kind */
+	__u8 owner_cstack;	      /* owner values >= this are not Python frames (C stack / interpreter
 				       shims); 0xff = none */
-	__u8 frames_stacked;	    /* 1: a caller's frame lies below its callee's on the thread's data
+	__u8 frames_stacked;	      /* 1: a caller's frame lies below its callee's on the thread's data
 				       stack (3.11+), so one read of the memory below a frame brings
 				       the frames of its callers with it */
+	__u8 pad[4];
 };
 
 /* Per target process; key of the py_procs map is the host tgid. */
 struct pyebpf_py_proc {
 	struct pyebpf_py_layout layout;
-	__s32 tss_slot; /* thread pointer + tss_slot holds the thread's bound PyThreadState*,
+	__s32 tss_slot;	   /* thread pointer + tss_slot holds the thread's bound PyThreadState*,
 	                              found at attach; PYEBPF_NO_TSS_SLOT = use the thread-list walk */
-	__u32 flags;
-	__u64 runtime;	 /* &_PyRuntime in the target */
-	__u64 code_type; /* &PyCode_Type in the target: frames whose code is not one are skipped */
+	__u32 image;	   /* nonzero, new for every process image user space attaches to: with
+			      the tgid, tells what BPF remembers of one apart from an exec'd successor */
+	__u64 runtime;	   /* &_PyRuntime in the target */
+	__u64 code_type;   /* &PyCode_Type in the target: frames whose code is not one are skipped */
+	__u64 main_interp; /* the main PyInterpreterState (never freed while the process lives);
+			      0 = code objects are not remembered across walks */
 };
 
 struct pyebpf_py_frame {
@@ -118,8 +126,8 @@ struct pyebpf_proc_slots {
 	__u32 count[PYEBPF_PROC_SLOTS];
 };
 
-PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_layout) == 32, "layout size");
-PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_proc) == 56, "proc size");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_layout) == 40, "layout size");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_proc) == 72, "proc size");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_frame) == 16, "frame size");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_py_stack) == 16 + 16 * PYEBPF_MAX_FRAMES, "stack size");
 

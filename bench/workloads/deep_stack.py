@@ -6,8 +6,8 @@ exits (a profiler still attached can read its counters meanwhile).
 
 Each frame runs a function of its own, as in a real deep stack (middleware,
 views, serializers): the walker reads a code object once per sample however
-often it recurs, so one recursive function would cost it less than users'
-stacks do."""
+often it recurs (on 3.14+, once until the target frees a code object), so one
+recursive function would cost it less than users' stacks do."""
 import json
 import sys
 import time

@@ -39,6 +39,15 @@ pyebpf_py_layout make_bpf_layout(const OffsetsRow& row, const PyVersion& version
   l.frame_instr = u16(row, "frame.instr");
   l.frame_owner = optional_u16(row, "frame.owner");
   l.object_type = u16(row, "object.type");
+  // 3.14+ count the code objects each interpreter frees; BPF then remembers
+  // code objects across samples while the count stands still
+  // (pyebpf_python_code). It reads the thread's interpreter and frame pointer
+  // in one go, so both must lie in one window of the thread state.
+  l.tstate_interp = optional_u16(row, "tstate.interp");
+  l.interp_code_generation = optional_u16(row, "interp.code_object_generation");
+  if (l.tstate_interp == PYEBPF_NO_OFFSET || l.tstate_interp >= l.tstate_frame ||
+      l.tstate_frame + 8u - l.tstate_interp > PYEBPF_TSTATE_WINDOW)
+    l.interp_code_generation = PYEBPF_NO_OFFSET;
 
   const bool lasti = row.member("frame.instr").ends_with(".f_lasti");
   if (!lasti) {

@@ -2,6 +2,7 @@
 #include "python/process.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include "pyebpf/error.hpp"
 #include "python/bpf_layout.hpp"
@@ -64,7 +65,12 @@ PythonProcess::PythonProcess(pid_t pid, Interpreter interp, OffsetsRow row, std:
       offsets_(std::move(row)),
       offsets_source_(std::move(offsets_source)),
       objects_(memory_, offsets_, interp_.version, types),
-      config_{make_bpf_layout(offsets_, interp_.version), PYEBPF_NO_TSS_SLOT, 0, interp_.runtime_addr, types.code},
+      config_{make_bpf_layout(offsets_, interp_.version),
+              PYEBPF_NO_TSS_SLOT,
+              next_image(),
+              interp_.runtime_addr,
+              types.code,
+              0},
       symbolizer_(objects_, config_.layout, line_table_format(interp_.version.major, interp_.version.minor)),
       thread_names_(objects_, interp_.runtime_addr + config_.layout.runtime_interp_head, container_pid_of(pid)) {}
 
@@ -104,6 +110,7 @@ std::unique_ptr<PythonProcess> PythonProcess::attach(pid_t pid, const OffsetsTab
     proc->config_.tss_slot = *slot;
     proc->slot_kind_ = gilstate_tls ? "thread-local _Py_tss_gilstate" : "TSD slot";
   }
+  proc->config_.main_interp = proc->main_interp_counting_code_frees();
   return proc;
 }
 
@@ -113,6 +120,24 @@ std::unique_ptr<PythonProcess> PythonProcess::fork_of(const PythonProcess& paren
   proc->config_ = parent.config_;  // the same layout, runtime address and thread-state slot
   proc->slot_kind_ = parent.slot_kind_;
   return proc;
+}
+
+std::uint32_t PythonProcess::next_image() {
+  static std::atomic<std::uint32_t> images{0};
+  std::uint32_t image = ++images;
+  return image ? image : ++images;  // 0 is "none" to BPF
+}
+
+// The main interpreter, where the target counts the code objects it frees
+// (3.14+) and BPF may remember code objects across samples: validate_layout
+// checked it is runtime.interpreters_main, the interpreter never freed while
+// the process lives. 0 where the count is missing or unreadable.
+std::uint64_t PythonProcess::main_interp_counting_code_frees() const {
+  const auto& l = config_.layout;
+  if (l.interp_code_generation == PYEBPF_NO_OFFSET || !offsets_.field("runtime.interpreters_main")) return 0;
+  auto interp = memory_.read_u64(config_.runtime + l.runtime_interp_head);
+  if (!interp || !*interp || !memory_.read_u64(*interp + l.interp_code_generation)) return 0;
+  return *interp;
 }
 
 std::vector<ThreadStateRef> PythonProcess::thread_states(std::size_t max) const {
@@ -210,6 +235,7 @@ std::string PythonProcess::describe() const {
   }
   return "CPython " + interp_.version.str() + " (" + interp_.version_source + ") in " + interp_.mapped_path +
          ", _PyRuntime at " + hex(interp_.runtime_addr) + ", thread-state lookup: " + lookup +
+         (config_.main_interp ? ", code objects remembered across samples (the target counts their frees)" : "") +
          ", offsets: " + offsets_source_;
 }
 

@@ -51,6 +51,9 @@ class PythonProcess {
   PythonProcess(pid_t pid, Interpreter interp, OffsetsRow row, std::string offsets_source, TypeAddresses types);
   void validate_layout() const;
   void validate_object_readers(std::uint64_t interp, const std::string& who, const std::string& hint) const;
+  std::uint64_t main_interp_counting_code_frees() const;
+  // pyebpf_py_proc.image: a new one per attach.
+  static std::uint32_t next_image();
 
   ProcessMemory memory_;
   Interpreter interp_;

@@ -173,6 +173,46 @@ TEST_P(PyStackE2E, ThreadReusingAFinishedThreadsIdentGetsItsOwnName) {
   }
 }
 
+// A code object made at the address of one freed before it is named after
+// itself: where the target counts the code objects it frees (3.14+), the
+// walker remembers code objects across samples only while that count stands
+// still (bpf/python.bpf.h, pyebpf_memo_epoch). Each function runs 50 ms, so a
+// sample named after the function before it lies far outside its window.
+TEST_P(PyStackE2E, CodeObjectAtAFreedOnesAddressIsNamedAfterItself) {
+  Workload workload(GetParam(), "code_churn.py", {"40", "0.05"});
+  Pyebpf pyebpf(args(workload.pid(), {"--pystack-frequency", "999"}));
+  Json truth = profile(workload, pyebpf);
+
+  const auto& functions = truth.at("functions");
+  std::map<std::string, Json> by_name;
+  std::set<std::uint64_t> addresses;
+  for (const auto& f : functions) {
+    by_name[f.at("name")] = f;
+    addresses.insert(f.at("code").get<std::uint64_t>());
+  }
+  if (GetParam().minor >= 14) {  // where code objects are remembered across samples
+    ASSERT_LT(addresses.size(), functions.size()) << "no code address was reused, nothing to check";
+  }
+  std::size_t judged = 0;
+  std::vector<std::string> wrong;
+  for (const auto& e : of_tid(pyebpf.events("py_stack"), workload.ready().at("tid").get<long>())) {
+    const std::string stack = e.at("stack");
+    auto at = stack.find("churn_");
+    if (at == std::string::npos) continue;
+    ++judged;
+    auto f = by_name.find(stack.substr(at, 10));
+    const double ts = e.at("ts_us").get<double>(), slack = 2000;
+    if (f == by_name.end() || ts < f->second.at("start_us").get<double>() - slack ||
+        ts > f->second.at("end_us").get<double>() + slack)
+      wrong.push_back(e.at("ts_us").dump() + ": " + stack.substr(at));
+  }
+  EXPECT_GT(judged, 500u) << "too few samples in the churned functions";  // ~2,000: 2 s of CPU at 999 Hz
+  EXPECT_TRUE(wrong.empty()) << wrong.size() << " samples named after a function not running at their time, e.g. "
+                             << testing::PrintToString(std::vector<std::string>(
+                                    wrong.begin(), wrong.begin() + std::min<std::size_t>(wrong.size(), 5)))
+                             << "; functions: " << functions.dump();
+}
+
 TEST_P(PyStackE2E, EveryBusyCpuIsSampledAtTheSetRate) {
   // One burning target per CPU. pyebpf's own wakeups must not keep step with
   // its sampling timer: a reader woken by each sample ran on the other CPU

@@ -93,6 +93,14 @@ TEST(OffsetsTest, EveryRowBuildsAWalkerLayout) {
     // 3.12/3.13; 3.14 inserted FRAME_OWNED_BY_INTERPRETER = 3 (CSTACK moved to
     // 4), 3.15 dropped CSTACK.
     EXPECT_EQ(l.owner_cstack, m >= 12 ? 3 : 0xff) << row.label;
+    // 3.14+ count freed code objects (interp->_code_object_generation), and
+    // the walker reads the thread's interpreter with its frame pointer.
+    EXPECT_EQ(l.interp_code_generation != PYEBPF_NO_OFFSET, m >= 14) << row.label;
+    if (l.interp_code_generation != PYEBPF_NO_OFFSET) {
+      EXPECT_EQ(l.tstate_interp, row.require("tstate.interp")) << row.label;
+      EXPECT_LT(l.tstate_interp, l.tstate_frame) << row.label;
+      EXPECT_LE(l.tstate_frame + 8 - l.tstate_interp, PYEBPF_TSTATE_WINDOW) << row.label;
+    }
   }
 }
 

@@ -149,9 +149,13 @@ TEST(PyStackStructs, MatchTheEmbeddedObject) {
   EXPECT_SAME_SIZE(t, pyebpf_py_proc);
   EXPECT_SAME_LAYOUT(t, pyebpf_py_proc, tss_slot);
   EXPECT_SAME_LAYOUT(t, pyebpf_py_proc, runtime);
+  EXPECT_SAME_LAYOUT(t, pyebpf_py_proc, image);
   EXPECT_SAME_LAYOUT(t, pyebpf_py_proc, code_type);
+  EXPECT_SAME_LAYOUT(t, pyebpf_py_proc, main_interp);
   EXPECT_SAME_SIZE(t, pyebpf_py_layout);
   EXPECT_SAME_LAYOUT(t, pyebpf_py_layout, frame_window);
+  EXPECT_SAME_LAYOUT(t, pyebpf_py_layout, tstate_interp);
+  EXPECT_SAME_LAYOUT(t, pyebpf_py_layout, interp_code_generation);
   EXPECT_SAME_LAYOUT(t, pyebpf_py_layout, instr_kind);
   EXPECT_SAME_LAYOUT(t, pyebpf_py_layout, owner_cstack);
   EXPECT_SAME_LAYOUT(t, pyebpf_py_layout, code_tag_len);

@@ -93,6 +93,8 @@ FIELDS = {
     # them in _Py_DebugOffsets), to check gil.locked / gil.last_holder.
     "interp.gil_locked": ["PyInterpreterState._gil.locked"],
     "interp.gil_holder": ["PyInterpreterState._gil.last_holder"],
+    # 3.14+: bumped by every code_dealloc, for profilers' code object caches.
+    "interp.code_object_generation": ["PyInterpreterState._code_object_generation"],
     "gc.collecting": ["struct _gc_runtime_state.collecting"],
     # The gc tracker: per-generation totals CPython bumps once per collection
     # (gc.get_stats()), and generation0 == &generations[0], a self-check.
@@ -210,6 +212,7 @@ DEBUG_OFFSETS = {
     "interp.gil": "interpreter_state.gil_runtime_state",
     "interp.gil_locked": "interpreter_state.gil_runtime_state_locked",
     "interp.gil_holder": "interpreter_state.gil_runtime_state_holder",
+    "interp.code_object_generation": "interpreter_state.code_object_generation",
     "tstate.prev": "thread_state.prev",
     "tstate.next": "thread_state.next",
     "tstate.interp": "thread_state.interp",
