@@ -146,7 +146,7 @@ static __always_inline void remember_thread(struct task_struct *task)
 	if (!key.thread_id)
 		return;
 	val.tid = task->pid;
-	val.ns_tid = pyebpf_ns_id(task->thread_pid, true);
+	val.ns_tid = pyebpf_ns_id(BPF_CORE_READ(task, thread_pid));
 	bpf_map_update_elem(&thread_ids, &key, &val, BPF_ANY);
 }
 

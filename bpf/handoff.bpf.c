@@ -105,7 +105,7 @@ static __always_inline void queue_fd(__u32 tgid, __s64 fd, __u8 path)
 	q.ts_ns = bpf_ktime_get_ns();
 	q.thread_id = pyebpf_thread_pointer(task);
 	q.tid = (__u32)bpf_get_current_pid_tgid();
-	q.ns_tid = pyebpf_ns_id(task->thread_pid, true);
+	q.ns_tid = pyebpf_ns_id(BPF_CORE_READ(task, thread_pid));
 	q.path = path;
 	bpf_get_current_comm(&q.comm, sizeof(q.comm));
 	pyebpf_count(PYEBPF_CNT_HITS);

@@ -44,11 +44,12 @@ struct {
 	__type(value, struct pyebpf_tstate_hint);
 } py_tstates SEC(".maps");
 
-/* A code object already read (pyebpf_python_code). 16 bytes: four per cache line. */
+/* A code object already read (pyebpf_python_code). */
 struct pyebpf_code_memo {
 	__u64 code;
+	__u64 epoch; /* the memo epoch it was read in (struct pyebpf_walk_scratch); never wraps */
 	__u32 tag;
-	__u32 epoch; /* the memo epoch it was read in (struct pyebpf_walk_scratch) */
+	__u32 pad;
 };
 
 /*
@@ -68,8 +69,7 @@ struct pyebpf_walk_scratch {
 	 * the last one's are still valid for it (pyebpf_memo_epoch) */
 	__u64 memo_image;      /* tgid << 32 | pyebpf_py_proc.image of the epoch, 0 = its walk only */
 	__u64 memo_generation; /* the main interpreter's count of freed code objects then */
-	__u32 epoch;
-	__u32 pad;
+	__u64 epoch;
 };
 
 struct {
@@ -257,7 +257,7 @@ struct pyebpf_walk_ctx {
 	struct pyebpf_walk_scratch *scratch;
 	__u64 frame;
 	__u64 mark;  /* a frame visited earlier: seeing it again means a loop */
-	__u32 epoch; /* of scratch->memo entries valid for this walk */
+	__u64 epoch; /* of scratch->memo entries valid for this walk */
 	bool fault;
 	bool loop;
 };
@@ -333,17 +333,6 @@ static __always_inline bool pyebpf_python_code(struct pyebpf_walk_ctx *ctx, __u6
 	return true;
 }
 
-/* bpf_loop's context must live on the stack. */
-struct pyebpf_memo_ref {
-	struct pyebpf_walk_scratch *scratch;
-};
-
-static int pyebpf_memo_forget(__u32 index, struct pyebpf_memo_ref *ref)
-{
-	ref->scratch->memo[index & (PYEBPF_CODE_MEMO - 1)].epoch = 0;
-	return 0;
-}
-
 /*
  * The memo epoch of a walk whose code objects are known not to have been
  * freed since the count `generation` was read in the process image `image`
@@ -363,25 +352,13 @@ static int pyebpf_memo_forget(__u32 index, struct pyebpf_memo_ref *ref)
  * walk shows in the next one's count. The process image is part of the key:
  * an exec'd successor under the same pid counts afresh.
  */
-static __always_inline __u32 pyebpf_memo_epoch(struct pyebpf_walk_scratch *scratch, __u64 image, __u64 generation)
+static __always_inline __u64 pyebpf_memo_epoch(struct pyebpf_walk_scratch *scratch, __u64 image, __u64 generation)
 {
 	if (image && image == scratch->memo_image && generation == scratch->memo_generation)
 		return scratch->epoch;
 	scratch->memo_image = image;
 	scratch->memo_generation = generation;
-	if (!++scratch->epoch) {
-		struct pyebpf_memo_ref ref = {.scratch = scratch};
-
-		/* Wrapped (2^32 epochs): no entry may pass for a new one. */
-		if (targ_use_bpf_loop) {
-			bpf_loop(PYEBPF_CODE_MEMO, pyebpf_memo_forget, &ref, 0);
-		} else {
-#pragma clang loop unroll(disable)
-			for (__u32 i = 0; i < PYEBPF_CODE_MEMO; i++)
-				pyebpf_memo_forget(i, &ref);
-		}
-		scratch->epoch = 1;
-	}
+	scratch->epoch++;
 	return scratch->epoch;
 }
 

@@ -30,14 +30,15 @@ static __always_inline void pyebpf_count(__u32 counter)
 }
 
 /*
- * A field of the kernel object at `ptr`. Where `ptr` is BTF-typed (from
- * bpf_get_current_task_btf(), a tp_btf or iterator argument, or a pointer
- * field of one) and `btf` says so, a plain load the verifier guards;
- * otherwise (raw_tp arguments) BPF_CORE_READ, a helper call per field: ~100 ns
- * each on a VM whose every kernel return goes through a thunk, ten of them
- * per event header. `btf` must be a constant once inlined: the branch not
- * taken is compiled out, or the verifier would reject a load through a plain
- * pointer.
+ * A scalar field of the kernel object at `ptr`. Where `ptr` is BTF-typed (from
+ * bpf_get_current_task_btf(), a tp_btf or iterator argument) and `btf` says
+ * so, a plain load the verifier guards; otherwise (raw_tp arguments)
+ * BPF_CORE_READ, a helper call per field (~30 ns each here). `btf` must be a
+ * constant once inlined: the branch not taken is compiled out, or the
+ * verifier would reject a load through a plain pointer. Not for pointer
+ * fields: for every load of one through a trusted pointer the verifier looks
+ * a type up by name across all of the kernel's BTF (btf_nested_type_is_trusted),
+ * which made loading gil's and gc's objects ~30 ms slower each.
  */
 #define PYEBPF_KREAD(btf, ptr, field) ((btf) ? (ptr)->field : BPF_CORE_READ(ptr, field))
 
@@ -65,19 +66,11 @@ static __always_inline __u64 pyebpf_thread_pointer(struct task_struct *task)
 }
 
 /* Id of a struct pid as seen from its innermost pid namespace (the container's). */
-static __always_inline __u32 pyebpf_ns_id(struct pid *pid, bool btf)
+static __always_inline __u32 pyebpf_ns_id(struct pid *pid)
 {
-	unsigned int level = PYEBPF_KREAD(btf, pid, level);
+	unsigned int level = BPF_CORE_READ(pid, level);
 	struct upid upid = {};
-	__u32 nr;
 
-	if (btf && level == 0) {
-		nr = pid->numbers[0].nr; /* the host's own namespace: the common case */
-		/* Kept apart from the load below: merged, it would read through
-		 * two kinds of pointer, which the verifier refuses. */
-		barrier_var(nr);
-		return nr;
-	}
 	bpf_core_read(&upid, sizeof(upid), &pid->numbers[level]);
 	return upid.nr;
 }
@@ -86,13 +79,11 @@ static __always_inline __u32 pyebpf_ns_id(struct pid *pid, bool btf)
 static __always_inline void pyebpf_fill_task_header(struct pyebpf_event_header *hdr, struct task_struct *task,
 						    __u64 ts_ns, bool btf)
 {
-	struct task_struct *leader = PYEBPF_KREAD(btf, task, group_leader);
-
 	hdr->ts_ns = ts_ns;
 	hdr->pid = PYEBPF_KREAD(btf, task, tgid);
 	hdr->tid = PYEBPF_KREAD(btf, task, pid);
-	hdr->ns_tid = pyebpf_ns_id(PYEBPF_KREAD(btf, task, thread_pid), btf);
-	hdr->ns_pid = pyebpf_ns_id(PYEBPF_KREAD(btf, leader, thread_pid), btf);
+	hdr->ns_tid = pyebpf_ns_id(BPF_CORE_READ(task, thread_pid));
+	hdr->ns_pid = pyebpf_ns_id(BPF_CORE_READ(task, group_leader, thread_pid));
 	hdr->thread_id = pyebpf_task_thread_pointer(task, btf);
 	hdr->cpu = bpf_get_smp_processor_id();
 	hdr->pad = 0;
