@@ -36,9 +36,11 @@ static __always_inline void pyebpf_count(__u32 counter)
  * BPF_CORE_READ, a helper call per field (~30 ns each here). `btf` must be a
  * constant once inlined: the branch not taken is compiled out, or the
  * verifier would reject a load through a plain pointer. Not for pointer
- * fields: for every load of one through a trusted pointer the verifier looks
- * a type up by name across all of the kernel's BTF (btf_nested_type_is_trusted),
- * which made loading gil's and gc's objects ~30 ms slower each.
+ * fields in the walkers' programs: for every load of one through a trusted
+ * pointer, in every state it verifies, the verifier looks a type up by name
+ * across all of the kernel's BTF (btf_nested_type_is_trusted), which made
+ * loading gil's and gc's objects ~30 ms slower each (lifecycle's few-state
+ * programs do load task->mm directly).
  */
 #define PYEBPF_KREAD(btf, ptr, field) ((btf) ? (ptr)->field : BPF_CORE_READ(ptr, field))
 
