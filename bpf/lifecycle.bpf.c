@@ -92,8 +92,15 @@ int BPF_PROG(lifecycle_fork, struct task_struct *parent, struct task_struct *chi
 	if (child->mm == parent->mm)
 		return 0;
 	proc = pyebpf_lookup_proc(ptgid);
-	if (proc)
-		pyebpf_add_proc(ctgid, proc);
+	if (proc) {
+		/* The parent's process image is not the child's: code objects
+		 * are not remembered across its walks (pyebpf_memo_epoch) until
+		 * user space registers it with an image of its own. */
+		struct pyebpf_py_proc copy = *proc;
+
+		copy.main_interp = 0;
+		pyebpf_add_proc(ctgid, &copy);
+	}
 	emit(PYEBPF_LIFECYCLE_FORK, child, ctgid, ptgid, PYEBPF_LIFECYCLE_TRACKED);
 	return 0;
 }

@@ -377,7 +377,7 @@ static __always_inline int pyebpf_walk_begin(struct pyebpf_walk_ctx *ctx, __u64 
 	__u64 interp, image = 0, generation = 0;
 	__u32 frame_at;
 
-	if (!proc->main_interp || l->interp_code_generation == PYEBPF_NO_OFFSET) {
+	if (!proc->main_interp) { /* user space set it only where the count's offset is known */
 		ctx->epoch = pyebpf_memo_epoch(ctx->scratch, 0, 0);
 		return pyebpf_read_ptr(tstate + l->tstate_frame, &ctx->frame);
 	}

@@ -67,8 +67,10 @@ struct pyebpf_py_proc {
 	struct pyebpf_py_layout layout;
 	__s32 tss_slot;	   /* thread pointer + tss_slot holds the thread's bound PyThreadState*,
 	                              found at attach; PYEBPF_NO_TSS_SLOT = use the thread-list walk */
-	__u32 image;	   /* nonzero, new for every process image user space attaches to: with
-			      the tgid, tells what BPF remembers of one apart from an exec'd successor */
+	__u32 image;	   /* nonzero, new for every process user space attaches to, forks
+			      included: with the tgid, tells what BPF remembers of one apart from
+			      a later process under that pid (an exec'd successor, or a fork of
+			      the same parent that reuses the pid) */
 	__u64 runtime;	   /* &_PyRuntime in the target */
 	__u64 code_type;   /* &PyCode_Type in the target: frames whose code is not one are skipped */
 	__u64 main_interp; /* the main PyInterpreterState (never freed while the process lives);

@@ -117,7 +117,9 @@ std::unique_ptr<PythonProcess> PythonProcess::attach(pid_t pid, const OffsetsTab
 std::unique_ptr<PythonProcess> PythonProcess::fork_of(const PythonProcess& parent, pid_t child) {
   std::unique_ptr<PythonProcess> proc(
       new PythonProcess(child, parent.interp_, parent.offsets_, parent.offsets_source_, parent.objects_.types()));
+  const std::uint32_t image = proc->config_.image;
   proc->config_ = parent.config_;  // the same layout, runtime address and thread-state slot
+  proc->config_.image = image;     // but a process image of its own (pyebpf_py_proc.image)
   proc->slot_kind_ = parent.slot_kind_;
   return proc;
 }
