@@ -28,6 +28,7 @@
 #include "bpf/libbpf_log.hpp"
 #include "bpf/shared_maps.hpp"
 #include "bpf/start_turn.hpp"
+#include "python/memory.hpp"
 #include "pyebpf/error.hpp"
 #include "pyebpf/fd.hpp"
 #include "util/clock.hpp"
@@ -308,7 +309,9 @@ int run(const Options& options) {
   for (const auto& line : discovery->summary_lines()) lines.push_back(line);
   for (const auto& line : targets.summary_lines()) lines.push_back(line);
   for (const auto& line : outputs.summary_lines()) lines.push_back(line);
-  lines.push_back(self_cost_line(self_cost(), elapsed));
+  SelfCost cost = self_cost();
+  cost.target_reads = python::ProcessMemory::reads_made();
+  lines.push_back(self_cost_line(cost, elapsed));
   outputs.record_end({clock.epoch_us(monotonic_ns()), elapsed, stop_reason, lines});
   if (!quiet) std::fputs(sinks::end_of_run_text(elapsed, stop_reason, lines, outputs.report()).c_str(), stderr);
   return 0;

@@ -3,9 +3,19 @@
 
 #include <sys/uio.h>
 
+#include <atomic>
+
 namespace pyebpf::python {
+namespace {
+
+std::atomic<std::uint64_t> reads{0};
+
+}  // namespace
+
+std::uint64_t ProcessMemory::reads_made() { return reads.load(std::memory_order_relaxed); }
 
 bool ProcessMemory::read_direct(std::uint64_t addr, void* out, std::size_t len) const {
+  reads.fetch_add(1, std::memory_order_relaxed);
   iovec local{out, len};
   iovec remote{reinterpret_cast<void*>(addr), len};
   ssize_t n = ::process_vm_readv(pid_, &local, 1, &remote, 1, 0);

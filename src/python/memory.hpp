@@ -36,6 +36,11 @@ class ProcessMemory {
   }
   std::optional<std::uint64_t> read_u64(std::uint64_t addr) const { return read_value<std::uint64_t>(addr); }
 
+  // System calls that read some target's memory, by every ProcessMemory of
+  // this process since it started: the end-of-run summary reports them, so a
+  // per-event read (the cost issue 31 found) shows as reads per event.
+  static std::uint64_t reads_made();
+
   // `len` bytes, or nullopt if any of them is unreadable.
   std::optional<std::vector<std::uint8_t>> read_bytes(std::uint64_t addr, std::size_t len) const;
 

@@ -16,6 +16,20 @@ std::optional<std::uint64_t> ThreadNames::threading_dict(std::optional<std::uint
   // kept; one is re-found only if it stops being a dict.
   if (cached && objects_.type_of(*cached) == objects_.types().dict) return cached;
   cached.reset();
+  const std::uint64_t now = monotonic_ns();
+  if (now < lookup_at_ns_) return std::nullopt;
+  last_lookup_ns_ = now;
+  cached = find_threading_dict(name);
+  if (cached) {
+    lookup_backoff_ns_ = 0;
+  } else {
+    lookup_backoff_ns_ = lookup_backoff_ns_ ? std::min(lookup_backoff_ns_ * 2, kMaxRetryNs) : kFirstRetryNs;
+    lookup_at_ns_ = now + lookup_backoff_ns_;
+  }
+  return cached;
+}
+
+std::optional<std::uint64_t> ThreadNames::find_threading_dict(std::string_view name) const {
   const OffsetsRow& off = objects_.offsets();
   auto interp = objects_.memory().read_u64(interp_ptr_);
   if (!interp || !*interp) return std::nullopt;
@@ -25,8 +39,7 @@ std::optional<std::uint64_t> ThreadNames::threading_dict(std::optional<std::uint
   if (!threading) return std::nullopt;  // not imported (yet): only MainThread exists
   auto module_dict = objects_.memory().read_u64(*threading + off.require("module.dict"));
   if (!module_dict) return std::nullopt;
-  cached = objects_.dict_get(*module_dict, name);
-  return cached;
+  return objects_.dict_get(*module_dict, name);
 }
 
 std::optional<std::string> ThreadNames::starting_thread_name(std::uint64_t thread_ident) {
@@ -87,7 +100,10 @@ void ThreadNames::refresh(bool full) {
   ProcessMemory::Batch batch(objects_.memory());
   last_refresh_ns_ = monotonic_ns();
   auto active = threading_dict(active_, "_active");
-  if (!active) return;
+  if (!active) {
+    last_full_ns_ = last_refresh_ns_;  // nothing to re-read for renames either
+    return;
+  }
   auto table = objects_.dict_entries(*active);
   if (!table) return;
   insertions_at_refresh_ = Insertions{table->keys, static_cast<std::int64_t>(table->used)};
@@ -132,6 +148,9 @@ std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident, std::ui
   auto miss = unnamed_.end();
   if (it == names_.end()) {
     miss = unnamed_.find(key);
+    // A thread not seen before may be the first threading made: look for
+    // threading again soon, whatever the back-off says (bounded below).
+    if (miss == unnamed_.end()) lookup_at_ns_ = std::min(lookup_at_ns_, last_lookup_ns_ + kFirstRetryNs);
     want = want || miss == unnamed_.end() || now >= miss->second.at_ns;
     // Registered since? A thread is often looked up just before threading
     // adds it (e.g. while it waits for the GIL to start running): retry at

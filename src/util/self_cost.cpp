@@ -22,8 +22,9 @@ SelfCost self_cost() {
 std::string self_cost_line(const SelfCost& cost, double elapsed_s) {
   const double share = elapsed_s > 0 ? 100.0 * (cost.user_s + cost.system_s) / elapsed_s : 0;
   return fmt::format(
-      "own cost: peak RSS {:.1f} MB, CPU {:.2f} s user + {:.2f} s system in {:.1f} s ({:.1f}% of one CPU)",
-      cost.peak_rss_mb, cost.user_s, cost.system_s, elapsed_s, share);
+      "own cost: peak RSS {:.1f} MB, CPU {:.2f} s user + {:.2f} s system in {:.1f} s ({:.1f}% of one CPU), "
+      "{} reads of target memory",
+      cost.peak_rss_mb, cost.user_s, cost.system_s, elapsed_s, share, cost.target_reads);
 }
 
 }  // namespace pyebpf

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -249,6 +250,31 @@ TEST_P(PyStackE2E, EveryBusyCpuIsSampledAtTheSetRate) {
     EXPECT_LT(static_cast<double>(burning), 1.1 * (expected + stolen_per_cpu * 99))
         << "tid " << truth.at("tid") << ", " << stolen_per_cpu << " s stolen by the hypervisor from one CPU";
   }
+}
+
+// A script that never imports threading has no threading._active to name
+// its threads from. The failed look-up must be remembered and retried with a
+// back-off, not made again for each sample: it read every key of sys.modules,
+// ~120 reads of the target's memory per sample, a third of a core at 999 Hz
+// (issue 31). The summary counts pyebpf's reads of target memory.
+TEST_P(PyStackE2E, ThreadlessTargetCostsNoReadPerSample) {
+  Workload workload(GetParam(), "threadless.py", {"3"});
+  Pyebpf pyebpf(args(workload.pid(), {"--pystack-frequency", "999"}));
+  Json truth = profile(workload, pyebpf);
+  if (truth.at("threading_imported").get<bool>()) GTEST_SKIP() << "this build imports threading at start-up";
+
+  const auto samples = pyebpf.events("py_stack");
+  ASSERT_GT(samples.size(), 1500u) << "too few samples to judge a cost per sample";
+  std::smatch reads;
+  const std::string err = pyebpf.stderr_text();
+  ASSERT_TRUE(std::regex_search(err, reads, std::regex(R"((\d+) reads of target memory)"))) << err;
+  const double per_sample = std::stod(reads[1]) / static_cast<double>(samples.size());
+  EXPECT_LT(per_sample, 1.0) << reads[0] << " for " << samples.size() << " samples";
+  // and the samples are named all the same
+  const auto spinning = std::count_if(samples.begin(), samples.end(), [](const Json& e) {
+    return e.at("leaf_func") == "spin" && e.at("thread_name") == e.at("comm");
+  });
+  EXPECT_GT(static_cast<double>(spinning), 0.95 * static_cast<double>(samples.size()));
 }
 
 TEST_P(PyStackE2E, ThreadsRunningWithoutTheGilKeepTheirStacks) {

@@ -30,10 +30,12 @@ TEST(SelfCost, PeakRssCountsMemoryTouchedAndCpuCountsWorkDone) {
 }
 
 TEST(SelfCost, LineStatesMemoryCpuAndShareOfOneCpu) {
-  EXPECT_EQ(self_cost_line({38.24, 1.2, 0.3}, 60.0),
-            "own cost: peak RSS 38.2 MB, CPU 1.20 s user + 0.30 s system in 60.0 s (2.5% of one CPU)");
-  EXPECT_EQ(self_cost_line({1, 0, 0}, 0),
-            "own cost: peak RSS 1.0 MB, CPU 0.00 s user + 0.00 s system in 0.0 s (0.0% of one CPU)");
+  EXPECT_EQ(self_cost_line({38.24, 1.2, 0.3, 412}, 60.0),
+            "own cost: peak RSS 38.2 MB, CPU 1.20 s user + 0.30 s system in 60.0 s (2.5% of one CPU), "
+            "412 reads of target memory");
+  EXPECT_EQ(self_cost_line({1, 0, 0, 0}, 0),
+            "own cost: peak RSS 1.0 MB, CPU 0.00 s user + 0.00 s system in 0.0 s (0.0% of one CPU), "
+            "0 reads of target memory");
 }
 
 }  // namespace
