@@ -13,6 +13,7 @@
  *                      can fire milliseconds later, on the sleeper's CPU once
  *                      it takes the wake-up IPI: that delay is run-queue time)
  *   sched_wakeup_new   a new thread's start of its first run-queue wait
+ *                      (neither of the two where targ_runq_from_kernel: below)
  *   sched_exit_tp      end of __schedule, in the context of the task that now
  *                      runs: where a reported sleep's stacks are taken (below)
  *
@@ -41,6 +42,17 @@ const volatile bool targ_py_enable = true;		    /* --offcpu-py-enable */
 const volatile __u32 targ_max_depth = 20;		    /* --offcpu-max-stack-depth */
 const volatile bool targ_aggregate = false;		    /* --offcpu-aggregate */
 const volatile __u32 targ_capture = PYEBPF_OFFCPU_CAPTURE_AT_RESUME;
+/*
+ * Run-queue time from the kernel's own accounting of each thread (struct
+ * sched_info, CONFIG_SCHED_INFO: the run_delay of /proc/PID/schedstat), read
+ * at switch-out and when the thread resumes (sched_exit_tp), instead of a
+ * hook on every wake-up. The
+ * wake-up hook ran in the waker's context and wrote to the wakee's record, a
+ * cache line of another CPU: in a GIL convoy, where every hand-off is a
+ * futex wake-up (~220,000 a second in bench/workloads/gil_convoy.py), it cost
+ * the target ~3.5 % of its throughput by itself. tp_btf hooks only.
+ */
+const volatile bool targ_runq_from_kernel = false;
 
 /* Aggregation generation, bumped by user space at each interval (mmaped .bss). */
 volatile __u32 agg_gen = 0;
@@ -58,7 +70,9 @@ struct {
  * Open off-CPU period per target thread. LRU so it can never fill up: only
  * when more than max_entries target threads are off CPU at once does the
  * longest sleeper lose its record (counted as NO_RECORD at its wake-up).
- * Records of exiting threads are deleted at their last switch-out.
+ * Records of exiting threads are deleted at their last switch-out. (Task
+ * storage was tried instead: bpf_task_storage_get cost ~110 ns a call here,
+ * a lookup in this map ~60 ns.)
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -135,11 +149,12 @@ struct {
 	__type(value, struct pyebpf_py_stack);
 } agg_pystacks SEC(".maps");
 
-static __always_inline struct pyebpf_offcpu_thread *thread_record(__u32 tid)
+/* The record of thread `tid`, made if `create`; NULL if it has none. */
+static __always_inline struct pyebpf_offcpu_thread *thread_record(__u32 tid, bool create)
 {
 	struct pyebpf_offcpu_thread *rec = bpf_map_lookup_elem(&threads, &tid), fresh = {};
 
-	if (rec)
+	if (rec || !create)
 		return rec;
 	bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&threads, &tid);
@@ -380,8 +395,10 @@ static __always_inline void count_unseen_return(const struct pyebpf_offcpu_threa
 	}
 }
 
-static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *proc, __u32 tid, bool preempt,
-				       __u32 prev_state, __u64 now)
+/* `proc`: the target's entry; only needed (and then never NULL) where stacks
+ * are taken at switch-out. */
+static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *proc, struct task_struct *prev,
+				       bool btf, __u32 tid, bool preempt, __u32 prev_state, __u64 now)
 {
 	struct pyebpf_offcpu_thread *rec;
 	struct pyebpf_offcpu_event *ev;
@@ -389,7 +406,7 @@ static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *p
 	if (prev_state & PYEBPF_TASK_DEAD) {
 		/* Its last switch: it never runs again. A thread that exits right
 		 * after a sleep whose end was not seen loses that sleep here. */
-		rec = bpf_map_lookup_elem(&threads, &tid);
+		rec = thread_record(tid, false);
 		if (rec)
 			count_unseen_return(rec);
 		bpf_map_delete_elem(&threads, &tid);
@@ -397,12 +414,14 @@ static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *p
 			bpf_map_delete_elem(&stashed, &tid);
 		return;
 	}
-	rec = thread_record(tid);
+	rec = thread_record(tid, true);
 	if (!rec)
 		return;
 	pyebpf_count(PYEBPF_CNT_HITS);
 	count_unseen_return(rec);
 	rec->off_ts = now;
+	if (btf && targ_runq_from_kernel)
+		rec->run_delay = prev->sched_info.run_delay;
 	if (preempt || prev_state == PYEBPF_TASK_RUNNING) {
 		/* Still runnable (preempted, or yielded): run-queue time from now on, no sleep. */
 		rec->runq_ts = now;
@@ -426,7 +445,8 @@ static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *p
 			return;
 	}
 	/* The Python stack is wanted unless no sleep can reach --offcpu-py-min-ms. */
-	take_stacks(ctx, ev, proc, tid, true);
+	if (proc)
+		take_stacks(ctx, ev, proc, tid, true);
 }
 
 /* Where a sleep's length becomes known: filter, then report or schedule the capture. */
@@ -445,10 +465,12 @@ static __always_inline void end_sleep(struct pyebpf_offcpu_thread *rec, struct t
 	rec->off_ns = off_ns;
 	rec->runq_ns = runq_ns;
 	if (targ_capture != PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT) {
-		__u32 zero = 0, *pending = bpf_map_lookup_elem(&pending_capture, &zero);
+		__u32 zero = 0, *pending;
 
-		/* Stacks when it resumes, right after this switch: handle_resume(). */
+		/* Stacks when it resumes: handle_resume(), right after this switch
+		 * (or right now, where this runs at the resume). */
 		rec->phase = PYEBPF_OFFCPU_CAPTURE;
+		pending = targ_runq_from_kernel ? NULL : bpf_map_lookup_elem(&pending_capture, &zero);
 		if (pending)
 			*pending = tid;
 		return;
@@ -465,13 +487,11 @@ static __always_inline void end_sleep(struct pyebpf_offcpu_thread *rec, struct t
 	report(rec, task, btf, ev);
 }
 
-static __always_inline void switch_in(struct task_struct *next, bool btf, __u32 tid, __u64 now)
+static __always_inline void switch_in(struct pyebpf_offcpu_thread *rec, struct task_struct *next, bool btf, __u32 tid,
+				      __u64 now)
 {
-	struct pyebpf_offcpu_thread *rec = bpf_map_lookup_elem(&threads, &tid);
 	__u64 runq_ns;
 
-	if (!rec)
-		return; /* first sight of this thread: it went to sleep before we attached */
 	switch (rec->phase) {
 	case PYEBPF_OFFCPU_WOKEN:
 		end_sleep(rec, next, btf, tid, rec->runq_ts - rec->off_ts, now - rec->runq_ts);
@@ -507,19 +527,39 @@ static __always_inline void switch_in(struct task_struct *next, bool btf, __u32 
 static __always_inline int handle_switch(void *ctx, bool preempt, struct task_struct *prev, struct task_struct *next,
 					 __u32 prev_state, bool btf)
 {
-	__u32 prev_tgid = PYEBPF_KREAD(btf, prev, tgid), next_tgid = PYEBPF_KREAD(btf, next, tgid);
-	struct pyebpf_py_proc *proc = pyebpf_lookup_proc(prev_tgid);
+	__u32 prev_tgid = PYEBPF_KREAD(btf, prev, tgid), next_tgid = PYEBPF_KREAD(btf, next, tgid), tid;
+	struct pyebpf_offcpu_thread *rec;
+	struct pyebpf_py_proc *proc;
 	__u64 now = 0; /* read only for a target: nearly every switch of the host is not one */
+	bool known;
 
-	if (proc) {
-		now = bpf_ktime_get_ns();
-		switch_out(ctx, proc, PYEBPF_KREAD(btf, prev, pid), preempt, prev_state, now);
-	}
-	if (pyebpf_lookup_proc(next_tgid)) {
-		if (!now)
+	if (pyebpf_maybe_proc(prev_tgid)) {
+		tid = PYEBPF_KREAD(btf, prev, pid);
+		/* A thread with a record is a target's: switch_out made it, and it
+		 * is dropped below once its process stops being one. Where stacks
+		 * are taken at the resume, such a thread's switch-out needs nothing
+		 * from py_procs: one hash lookup less at each switch. */
+		known = targ_capture != PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT && thread_record(tid, false);
+		proc = known ? NULL : bpf_map_lookup_elem(&py_procs, &prev_tgid);
+		if (known || proc) {
 			now = bpf_ktime_get_ns();
-		switch_in(next, btf, PYEBPF_KREAD(btf, next, pid), now);
+			switch_out(ctx, proc, prev, btf, tid, preempt, prev_state, now);
+		} else {
+			/* No longer a target (exec'd, or dropped) but sharing a filter
+			 * slot with one: its record must not outlive that. */
+			bpf_map_delete_elem(&threads, &tid);
+		}
 	}
+	/* With the kernel's run-queue accounting, the resume handles it. */
+	if ((btf && targ_runq_from_kernel) || !pyebpf_maybe_proc(next_tgid))
+		return 0;
+	tid = PYEBPF_KREAD(btf, next, pid);
+	rec = thread_record(tid, false); /* a thread with a record is a target's (above) */
+	if (!rec)
+		return 0; /* first sight of this thread: it went to sleep before we attached */
+	if (!now)
+		now = bpf_ktime_get_ns();
+	switch_in(rec, next, btf, tid, now);
 	return 0;
 }
 
@@ -527,20 +567,22 @@ static __always_inline int handle_switch(void *ctx, bool preempt, struct task_st
 static __always_inline int handle_wakeup(struct task_struct *p, bool btf, bool new_task)
 {
 	struct pyebpf_offcpu_thread *rec;
-	__u32 tid;
+	__u32 tgid = PYEBPF_KREAD(btf, p, tgid), tid;
 
-	if (!pyebpf_lookup_proc(PYEBPF_KREAD(btf, p, tgid)))
+	if (!pyebpf_maybe_proc(tgid))
 		return 0;
 	tid = PYEBPF_KREAD(btf, p, pid);
 	if (new_task) {
-		rec = thread_record(tid);
+		if (!bpf_map_lookup_elem(&py_procs, &tgid))
+			return 0;
+		rec = thread_record(tid, true);
 		if (rec) {
 			rec->phase = PYEBPF_OFFCPU_NEW;
 			rec->runq_ts = bpf_ktime_get_ns();
 		}
 		return 0;
 	}
-	rec = bpf_map_lookup_elem(&threads, &tid);
+	rec = thread_record(tid, false); /* a thread with a record is a target's */
 	if (!rec) {
 		pyebpf_count(PYEBPF_OFFCPU_CNT_NO_RECORD);
 		return 0;
@@ -557,17 +599,68 @@ static __always_inline int handle_wakeup(struct task_struct *p, bool btf, bool n
 	return 0;
 }
 
-/* End of __schedule in the task that now runs: take a reported sleep's stacks. */
-static __always_inline int handle_resume(void *ctx)
+/* Takes the stacks of a reported sleep of the current task, which has just
+ * resumed (its kernel stack, user registers and Python frames are still those
+ * it slept with), and reports it. */
+static __always_inline void capture(void *ctx, struct pyebpf_offcpu_thread *rec, __u32 tgid, __u32 tid)
 {
-	__u32 zero = 0, *pending = bpf_map_lookup_elem(&pending_capture, &zero);
-	struct pyebpf_offcpu_thread *rec;
 	struct pyebpf_offcpu_event *ev;
 	struct pyebpf_py_proc *proc;
-	struct task_struct *task;
+
+	rec->phase = PYEBPF_OFFCPU_RUNNING;
+	proc = bpf_map_lookup_elem(&py_procs, &tgid);
+	ev = scratch_event();
+	if (!proc || !ev)
+		return;
+	take_stacks(ctx, ev, proc, tid, rec->off_ns >= targ_py_min_ns);
+	report(rec, bpf_get_current_task_btf(), true, ev);
+}
+
+/*
+ * targ_runq_from_kernel: the current task has just been switched in. Its run-
+ * queue time since it left is what the kernel's sched_info.run_delay grew by
+ * meanwhile (context_switch added this wait to it before this tracepoint,
+ * and any earlier part, e.g. a wait on another CPU before a migration): the
+ * rest of the time away was the sleep. A reported sleep's stacks are taken
+ * here, in the sleeper's own context.
+ */
+static __always_inline int resume_from_kernel_runq(void *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pyebpf_offcpu_thread *rec;
+	__u32 tgid = task->tgid, tid;
+	__u64 now, away, runq;
+
+	if (!pyebpf_maybe_proc(tgid))
+		return 0; /* the common case: not a target */
+	tid = task->pid;
+	rec = thread_record(tid, false);
+	if (!rec || rec->phase == PYEBPF_OFFCPU_RUNNING)
+		return 0; /* never seen leaving (asleep since before attach), or no switch */
+	now = bpf_ktime_get_ns();
+	away = now - rec->off_ts;
+	runq = task->sched_info.run_delay - rec->run_delay;
+	rec->runq_ts = now - (runq < away ? runq : away);
+	if (rec->phase == PYEBPF_OFFCPU_SLEEPING)
+		rec->phase = PYEBPF_OFFCPU_WOKEN;
+	switch_in(rec, task, true, tid, now);
+	if (rec->phase == PYEBPF_OFFCPU_CAPTURE)
+		capture(ctx, rec, tgid, tid);
+	return 0;
+}
+
+/* End of __schedule in the task that now runs: take a reported sleep's stacks.
+ * `btf`: whether this is the tp_btf hook. */
+static __always_inline int handle_resume(void *ctx, bool btf)
+{
+	__u32 zero = 0, *pending;
+	struct pyebpf_offcpu_thread *rec;
 	__u64 pid_tgid;
 	__u32 tid;
 
+	if (btf && targ_runq_from_kernel)
+		return resume_from_kernel_runq(ctx);
+	pending = bpf_map_lookup_elem(&pending_capture, &zero);
 	if (!pending || !*pending)
 		return 0; /* the common case: nothing to capture on this CPU */
 	pid_tgid = bpf_get_current_pid_tgid();
@@ -575,19 +668,10 @@ static __always_inline int handle_resume(void *ctx)
 	if (*pending != tid)
 		return 0; /* not yet: another task runs first (its switch was not seen) */
 	*pending = 0;
-	proc = pyebpf_lookup_proc(pid_tgid >> 32);
-	if (!proc)
-		return 0;
-	rec = bpf_map_lookup_elem(&threads, &tid);
+	rec = thread_record(tid, false);
 	if (!rec || rec->phase != PYEBPF_OFFCPU_CAPTURE)
 		return 0;
-	rec->phase = PYEBPF_OFFCPU_RUNNING;
-	ev = scratch_event();
-	if (!ev)
-		return 0;
-	task = bpf_get_current_task_btf();
-	take_stacks(ctx, ev, proc, tid, rec->off_ns >= targ_py_min_ns);
-	report(rec, task, true, ev);
+	capture(ctx, rec, pid_tgid >> 32, tid);
 	return 0;
 }
 
@@ -615,7 +699,7 @@ int BPF_PROG(offcpu_wakeup_new_btf, struct task_struct *p)
 SEC("tp_btf/sched_exit_tp")
 int offcpu_resume_btf(__u64 *ctx)
 {
-	return handle_resume(ctx);
+	return handle_resume(ctx, true);
 }
 
 SEC("raw_tp/sched_switch")
@@ -640,5 +724,5 @@ int BPF_PROG(offcpu_wakeup_new_raw, struct task_struct *p)
 SEC("raw_tp/sched_exit_tp")
 int offcpu_resume_raw(__u64 *ctx)
 {
-	return handle_resume(ctx);
+	return handle_resume(ctx, false);
 }

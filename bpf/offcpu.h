@@ -5,10 +5,11 @@
  *
  * Per thread of a target process, sched_switch (switch-out) records when and
  * in which state it left plus three stacks taken in its own context (kernel,
- * user, Python); sched_waking marks when it was woken; sched_switch
- * (switch-in) closes the period: off-CPU = switch-out -> wake-up, run queue =
- * wake-up -> running. A preemption (the thread stayed runnable) is run-queue
- * time only. Per-event mode sends one pyebpf_offcpu_event per sleep above the
+ * user, Python); sched_switch (switch-in) closes the period: off-CPU =
+ * switch-out -> wake-up, run queue = wake-up -> running, the run-queue part
+ * read from the kernel's own accounting of the thread (sched_info), or where
+ * the kernel lacks it marked by sched_waking. A preemption (the thread stayed
+ * runnable) is run-queue time only. Per-event mode sends one pyebpf_offcpu_event per sleep above the
  * threshold; aggregated mode adds each sleep to a per-(thread, stacks) entry in
  * BPF maps that user space drains once per interval.
  */
@@ -135,6 +136,7 @@ struct pyebpf_offcpu_thread {
 	__u64 runq_ns;
 	__u32 phase;	  /* enum pyebpf_offcpu_phase */
 	__u32 prev_state; /* raw task state at switch-out */
+	__u64 run_delay;  /* the kernel's sched_info.run_delay at switch-out (targ_runq_from_kernel) */
 };
 
 /*
@@ -174,7 +176,7 @@ PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_offcpu_event) == sizeof(struct pyebpf_
 								   2 * sizeof(struct pyebpf_offcpu_native_stack) +
 								   sizeof(struct pyebpf_py_stack),
 		     "offcpu event layout");
-PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_offcpu_thread) == 40, "offcpu thread layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_offcpu_thread) == 48, "offcpu thread layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_offcpu_agg_key) == 40, "offcpu agg key layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_offcpu_agg_value) == sizeof(struct pyebpf_event_header) + 32,
 		     "offcpu agg value layout");

@@ -98,6 +98,17 @@ bool kernel_loads_tp_btf(const char* name) {
   return static_cast<bool>(fd);
 }
 
+bool kernel_struct_has_member(const char* name, const char* member) {
+  const btf* b = vmlinux_btf();
+  int id = b ? btf__find_by_name_kind(b, name, BTF_KIND_STRUCT) : -1;
+  if (id <= 0) return false;
+  const btf_type* t = btf__type_by_id(b, static_cast<__u32>(id));
+  const btf_member* m = btf_members(t);
+  for (int i = 0; i < btf_vlen(t); ++i)
+    if (std::strcmp(btf__name_by_offset(b, m[i].name_off), member) == 0) return true;
+  return false;
+}
+
 int btf_tracepoint_args(const char* name) {
   int id = btf_tracepoint_id(name);
   if (id <= 0) return -1;

@@ -24,6 +24,10 @@ bool kernel_has_btf_tracepoint(const char* name);
 // heap start-up freed to the system. A later check or load parses it again.
 void release_kernel_btf();
 
+// Whether the running kernel's `struct <name>` has member `member` (its BTF),
+// for CO-RE reads of fields that depend on the kernel's configuration.
+bool kernel_struct_has_member(const char* name, const char* member);
+
 // Arguments the raw tracepoint `name` passes (without the leading context
 // pointer), -1 if the kernel has no such tracepoint. Tracepoints gain
 // arguments across kernel versions (tcp_send_reset's reason in 6.10).

@@ -62,8 +62,9 @@ OffCpuTracker::Skeleton OffCpuTracker::open_and_load(const Hooks& hooks) const {
   const OffCpuOptions& o = options_;
   Skeleton skel("offcpu", {offcpu_bpf__open, offcpu_bpf__load, offcpu_bpf__destroy});
   auto* p = &skel->progs;
-  for (bpf_program* prog : {p->offcpu_switch_btf, p->offcpu_waking_btf, p->offcpu_wakeup_new_btf})
-    bpf_program__set_autoload(prog, hooks.tp_btf);
+  bpf_program__set_autoload(p->offcpu_switch_btf, hooks.tp_btf);
+  for (bpf_program* prog : {p->offcpu_waking_btf, p->offcpu_wakeup_new_btf})
+    bpf_program__set_autoload(prog, hooks.tp_btf && !hooks.runq_from_kernel);
   for (bpf_program* prog : {p->offcpu_switch_raw, p->offcpu_waking_raw, p->offcpu_wakeup_new_raw})
     bpf_program__set_autoload(prog, !hooks.tp_btf);
   bpf_program__set_autoload(p->offcpu_resume_btf, hooks.tp_btf && hooks.at_resume);
@@ -75,6 +76,7 @@ OffCpuTracker::Skeleton OffCpuTracker::open_and_load(const Hooks& hooks) const {
   skel->rodata->targ_use_bpf_loop = bpf::walk_frames_with_bpf_loop();
   skel->rodata->targ_max_depth = std::clamp(o.max_stack_depth, 1u, unsigned{PYEBPF_OFFCPU_MAX_NATIVE});
   skel->rodata->targ_aggregate = o.aggregate_s > 0;
+  skel->rodata->targ_runq_from_kernel = hooks.tp_btf && hooks.runq_from_kernel;
   skel->rodata->targ_capture = hooks.at_resume ? PYEBPF_OFFCPU_CAPTURE_AT_RESUME : PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT;
   if (hooks.at_resume) bpf_map__set_max_entries(skel->maps.stashed, 1);
   if (o.aggregate_s > 0) {
@@ -99,9 +101,11 @@ void OffCpuTracker::attach(const Hooks& hooks) {
   auto* p = &skel_->progs;
   std::vector<std::pair<bpf_program*, const char*>> progs = {
       {hooks.tp_btf ? p->offcpu_switch_btf : p->offcpu_switch_raw, "sched_switch"},
-      {hooks.tp_btf ? p->offcpu_waking_btf : p->offcpu_waking_raw, "sched_waking"},
-      {hooks.tp_btf ? p->offcpu_wakeup_new_btf : p->offcpu_wakeup_new_raw, "sched_wakeup_new"},
   };
+  if (!hooks.tp_btf || !hooks.runq_from_kernel) {
+    progs.emplace_back(hooks.tp_btf ? p->offcpu_waking_btf : p->offcpu_waking_raw, "sched_waking");
+    progs.emplace_back(hooks.tp_btf ? p->offcpu_wakeup_new_btf : p->offcpu_wakeup_new_raw, "sched_wakeup_new");
+  }
   if (hooks.at_resume) progs.emplace_back(hooks.tp_btf ? p->offcpu_resume_btf : p->offcpu_resume_raw, "sched_exit_tp");
   hooks_.clear();
   for (const auto& [prog, tracepoint] : progs) {
@@ -128,6 +132,9 @@ void OffCpuTracker::start(TrackerContext& ctx) {
   // are reported; its BTF type tells whether the kernel has it.
   bool has_exit_tp = bpf::kernel_has_btf_tracepoint("sched_exit_tp");
   hooks.at_resume = o.capture == "resume" || (o.capture == "auto" && has_exit_tp);
+  // The kernel's per-thread run-queue accounting (CONFIG_SCHED_INFO), read
+  // when a thread resumes, spares a hook on every wake-up of the host.
+  hooks.runq_from_kernel = hooks.at_resume && has_exit_tp && bpf::kernel_struct_has_member("sched_info", "run_delay");
   if (o.capture == "auto" && !has_exit_tp)
     spdlog::info(
         "offcpu: no sched_exit_tp tracepoint in this kernel (Linux < 6.16): stacks are taken at every "
@@ -145,6 +152,7 @@ void OffCpuTracker::start(TrackerContext& ctx) {
     attach(hooks);
   }
   at_resume_ = hooks.at_resume;
+  runq_from_kernel_ = hooks.tp_btf && hooks.runq_from_kernel;
 
   if (o.aggregate_s > 0) {
     agg_timer_ = make_timer(from_seconds(o.aggregate_s), from_seconds(o.aggregate_s));
@@ -155,9 +163,11 @@ void OffCpuTracker::start(TrackerContext& ctx) {
         std::chrono::milliseconds(PYEBPF_OFFCPU_POLL_MS));
   }
   spdlog::info(
-      "offcpu: hooks {}; stacks taken {}; {}; sleeps >= {} ms; Python stacks {}; kernel/user stacks up to {} "
-      "frames",
-      fmt::join(hooks_, ", "), at_resume_ ? "when a reported sleep resumes" : "at every switch-out",
+      "offcpu: hooks {}; run-queue time from {}; stacks taken {}; {}; sleeps >= {} ms; Python stacks {}; "
+      "kernel/user stacks up to {} frames",
+      fmt::join(hooks_, ", "),
+      runq_from_kernel_ ? "the kernel's sched_info (run_delay), read at resume" : "sched_waking",
+      at_resume_ ? "when a reported sleep resumes" : "at every switch-out",
       o.aggregate_s > 0 ? fmt::format("aggregated in BPF, emitted every {} s", o.aggregate_s)
                         : std::string("one event per sleep"),
       o.min_total_ms, o.py_enable ? fmt::format("on (sleeps >= {} ms)", o.py_min_ms) : std::string("off"),

@@ -59,6 +59,7 @@ class OffCpuTracker : public Tracker {
   struct Hooks {
     bool tp_btf = true;     // else raw_tp
     bool at_resume = true;  // stacks taken at sched_exit_tp, else at switch-out
+    bool runq_from_kernel = true;  // tp_btf: run-queue time from sched_info at resume, no wake-up hooks
     std::string family() const { return tp_btf ? "tp_btf" : "raw_tp"; }
   };
   Skeleton open_and_load(const Hooks& hooks) const;
@@ -79,6 +80,7 @@ class OffCpuTracker : public Tracker {
   std::vector<bpf::Link> links_;
   std::vector<std::string> hooks_;  // attached, for the log
   bool at_resume_ = true;
+  bool runq_from_kernel_ = false;  // run-queue time from sched_info, read at resume
   std::optional<bpf::RingBuffer> events_;
   Fd agg_timer_;  // aggregated mode: end of an interval
   std::uint64_t interval_start_ns_ = 0;
