@@ -3,8 +3,14 @@
  * gil: how long target threads wait for the GIL, who held it, and what both
  * were running.
  *
- * A wait is measured by one of two hook pairs, chosen per process by user
- * space (enum pyebpf_gil_hook; cond_wait unless unavailable or told otherwise):
+ * A wait is measured by one of three hook pairs, chosen per process by user
+ * space (enum pyebpf_gil_hook; sched where the kernel and the C library allow
+ * it, else cond_wait, else take_gil, unless told otherwise):
+ *
+ *  - sched: no probe in the target, the scheduler's sched_switch and
+ *    sched_exit_tp (the section "hook 3" below says how). A GIL hand-off of a
+ *    contended target traps nowhere, where the uprobe pairs below trap twice
+ *    per round of a waiter (a 500-thread convoy ran at x0.27-0.47).
  *
  *  - take_gil: uprobe/uretprobe on CPython's take_gil(). Every acquisition is
  *    seen (and pays two probe hits); the wait is the whole call. A call
@@ -23,7 +29,7 @@
  *    they cost nothing. Misses the few microseconds take_gil spends before
  *    its first wait (locking gil->mutex).
  *
- * Both feed end_wait(), which counts the wait in gil_stats, filters on
+ * All feed end_wait(), which counts the wait in gil_stats, filters on
  * --gil-min-wait-ms, walks the
  * waiter's and the holder's Python stacks only for waits of at least
  * --gil-py-min-ms, and sends one event.
@@ -45,6 +51,7 @@ const volatile __u64 targ_min_wait_ns = 1000000;
 const volatile __u64 targ_py_min_ns = 0;
 const volatile bool targ_py_enable = true;
 const volatile __u64 targ_wakeup_bytes = 256 * 1024; /* a quarter of the ring, set by user space */
+const volatile __u32 targ_max_events = 1000;	       /* --gil-max-events: per target and second, 0 = no limit */
 
 /* A record older than this when its thread next waits was left by a wait
  * whose end was missed (the thread was preempted between two rounds of the
@@ -87,14 +94,16 @@ struct {
 /* A wait in progress, per host tid. */
 struct gil_wait {
 	__u64 start_ns;
-	__u64 last_ns; /* cond_wait: last return that found the GIL still locked */
+	__u64 last_ns; /* cond_wait: last return that found the GIL still locked; sched: last resume */
 	__u64 holder_tstate;
-	__u64 holder_thread_id;
-	__u64 switch_number;
-	__u64 nvcsw; /* take_gil: the thread's voluntary context switches at entry */
+	__u64 holder_thread_id; /* sched: read when the wait is reported */
+	__u64 switch_number;	/* at the start */
+	__u64 nvcsw;		/* take_gil: the thread's voluntary context switches at entry */
+	__u64 wake_sn;		/* sched: the switch number at the last resume */
+	__u64 self;		/* sched: this thread's PyThreadState, 0 until needed */
 	__u32 holder_tid;
 	__u32 holder_ns_tid;
-	__u8 in_cond; /* cond_wait: inside pthread_cond_timedwait on the GIL */
+	__u8 in_cond; /* cond_wait: inside pthread_cond_timedwait on the GIL; sched: asleep on the GIL */
 	__u8 pad[7];
 };
 
@@ -177,8 +186,10 @@ static __always_inline void begin_wait(const struct pyebpf_gil_proc *gp, const s
 	lookup_holder_tid(tgid, w);
 }
 
-/* Every completed wait, of any length, goes into its target's gil_stats. */
-static __always_inline void count_wait(struct task_struct *task, __u32 tgid, __u64 start_ns, __u64 duration)
+/* Every completed wait, of any length, goes into its target's gil_stats;
+ * `reported`: it is sent as an event. */
+static __always_inline void count_wait(struct task_struct *task, __u32 tgid, __u64 start_ns, __u64 duration,
+				       bool reported)
 {
 	struct pyebpf_gil_stats_key key = {.pid = tgid};
 	struct pyebpf_gil_stats *s = bpf_map_lookup_elem(&gil_stats, &key);
@@ -189,52 +200,80 @@ static __always_inline void count_wait(struct task_struct *task, __u32 tgid, __u
 	}
 	if (!s->hdr.pid)
 		pyebpf_fill_header(&s->hdr, task, start_ns);
-	if (duration >= targ_min_wait_ns)
+	if (reported)
 		s->reported++;
 	pyebpf_interval_add(&s->waits, duration);
 }
 
 /*
- * The wait described by `w` ended at `now` with this thread about to hold (or
- * holding) the GIL: count it, filter it, and send it with the stacks.
+ * --gil-max-events: whether one more gil_wait event of this target fits in
+ * the current second. A GIL convoy makes tens of thousands of long waits a
+ * second, and each event walks two stacks on its waiter's way to the GIL,
+ * which every other thread of the target then waits for. Approximate where
+ * CPUs race at a second's turn; every wait is in gil_stats either way.
  */
-static __always_inline void end_wait(const struct pyebpf_gil_proc *gp, __u32 tgid, __u32 tid, struct gil_wait *w,
-				     __u64 now, __u8 hook)
+static __always_inline bool event_allowed(struct pyebpf_gil_proc *gp, __u64 now)
+{
+	__u64 second = now / 1000000000ULL;
+
+	if (!targ_max_events)
+		return true;
+	if (gp->events_second != second) {
+		gp->events_second = second;
+		gp->events_sent = 0;
+	}
+	if (gp->events_sent >= targ_max_events) {
+		pyebpf_count(PYEBPF_GIL_CNT_RATE_LIMITED);
+		return false;
+	}
+	__sync_fetch_and_add(&gp->events_sent, 1);
+	return true;
+}
+
+/*
+ * The wait described by `w` ended at `now` with this thread about to hold (or
+ * holding) the GIL: count it, filter it, and send it with the stacks. The
+ * waiter's: walked now if `waiter_here` (its frames are still those of the
+ * wait), else `stashed` (walked earlier in the wait) if any, else none.
+ * `end_sn`: the GIL's switch number at the end. Runs in the waiter's context.
+ */
+static __always_inline void end_wait(struct pyebpf_gil_proc *gp, __u32 tgid, __u32 tid, struct gil_wait *w, __u64 now,
+				     __u8 hook, __u64 end_sn, bool waiter_here, const struct pyebpf_py_stack *stashed)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 duration = now - w->start_ns, waiter_tstate = 0, interp = 0, gil = 0, size;
 	struct pyebpf_gil_event *ev;
 	struct pyebpf_py_proc *proc;
-	struct gil_state st = {};
-	bool stacks;
+	bool stacks, send;
 	__u32 zero = 0;
 
-	if (read_gil_state(gp, &st))
-		st.switch_number = w->switch_number;
 	/*
 	 * take_gil sees every acquisition; it waited if the thread blocked in it
 	 * (on the GIL's condition or mutex), or if another thread took the GIL
 	 * meanwhile (the switch number moved by more than this thread's own
-	 * take). cond_wait only sees waits.
+	 * take). cond_wait and sched only see waits.
 	 */
-	if (hook == PYEBPF_GIL_HOOK_TAKE_GIL && task->nvcsw == w->nvcsw && st.switch_number - w->switch_number < 2)
+	if (hook == PYEBPF_GIL_HOOK_TAKE_GIL && task->nvcsw == w->nvcsw && end_sn - w->switch_number < 2)
 		return;
-	count_wait(task, tgid, w->start_ns, duration);
-	if (duration < targ_min_wait_ns) {
+	send = duration >= targ_min_wait_ns && event_allowed(gp, now);
+	count_wait(task, tgid, w->start_ns, duration, send);
+	if (duration < targ_min_wait_ns)
 		pyebpf_count(PYEBPF_CNT_FILTERED);
+	if (!send)
 		return;
-	}
 	proc = pyebpf_lookup_proc(tgid);
 	ev = bpf_map_lookup_elem(&event_scratch, &zero);
 	if (!proc || !ev)
 		return;
 
 	stacks = targ_py_enable && duration >= targ_py_min_ns;
-	if (stacks || gp->tstate_interp != PYEBPF_NO_OFFSET)
-		waiter_tstate = pyebpf_find_tstate(proc, pyebpf_thread_pointer(task), tid);
-	/* 3.12+: a subinterpreter may have its own GIL; only the main one is tracked. */
-	if (gp->tstate_interp != PYEBPF_NO_OFFSET && waiter_tstate &&
-	    !pyebpf_read_ptr(waiter_tstate + gp->tstate_interp, &interp) &&
+	/* 3.12+: a subinterpreter may have its own GIL; only the main one is
+	 * tracked. The sched hook knows which GIL from the futex address. */
+	const bool interp_check = gp->tstate_interp != PYEBPF_NO_OFFSET && hook != PYEBPF_GIL_HOOK_SCHED;
+
+	if ((stacks && waiter_here) || interp_check)
+		waiter_tstate = w->self ? w->self : pyebpf_find_tstate(proc, pyebpf_thread_pointer(task), tid);
+	if (interp_check && waiter_tstate && !pyebpf_read_ptr(waiter_tstate + gp->tstate_interp, &interp) &&
 	    !pyebpf_read_ptr(interp + gp->interp_ceval_gil, &gil) && gil != gp->gil) {
 		pyebpf_count(PYEBPF_GIL_CNT_OTHER_INTERP);
 		return;
@@ -244,6 +283,9 @@ static __always_inline void end_wait(const struct pyebpf_gil_proc *gp, __u32 tgi
 	ev->duration_ns = duration;
 	ev->hook = hook;
 	ev->pad[0] = ev->pad[1] = ev->pad[2] = 0;
+	if (w->holder_tstate && !w->holder_thread_id &&
+	    pyebpf_read_ptr(w->holder_tstate + proc->layout.tstate_thread_id, &w->holder_thread_id))
+		w->holder_tstate = 0; /* sched: named only now, and it is gone */
 	if (!w->holder_tstate)
 		pyebpf_count(PYEBPF_GIL_CNT_HOLDER_UNKNOWN);
 	else if (!w->holder_tid)
@@ -255,8 +297,8 @@ static __always_inline void end_wait(const struct pyebpf_gil_proc *gp, __u32 tgi
 	ev->holder_tid = w->holder_tid;
 	ev->holder_ns_tid = w->holder_ns_tid;
 	ev->holder_changes = 0;
-	if (st.switch_number > w->switch_number) {
-		__u64 changes = st.switch_number - w->switch_number;
+	if (end_sn > w->switch_number) {
+		__u64 changes = end_sn - w->switch_number;
 
 		/* take_gil returns after this thread's own take bumped the number. */
 		if (hook == PYEBPF_GIL_HOOK_TAKE_GIL)
@@ -265,7 +307,12 @@ static __always_inline void end_wait(const struct pyebpf_gil_proc *gp, __u32 tgi
 	}
 
 	if (stacks) {
-		pyebpf_walk_stack(proc, waiter_tstate, &ev->waiter_stack);
+		if (waiter_here) {
+			pyebpf_walk_stack(proc, waiter_tstate, &ev->waiter_stack);
+		} else if (!stashed || bpf_probe_read_kernel(&ev->waiter_stack, sizeof(ev->waiter_stack), stashed)) {
+			pyebpf_walk_stack(proc, 0, &ev->waiter_stack);
+			ev->waiter_stack.status = PYEBPF_STACK_NOT_WALKED;
+		}
 		/* Walked now, at the end of the wait: the holder released the GIL
 		 * since, so its frames are those at its latest release. */
 		if (w->holder_tstate && pyebpf_tstate_is_thread(proc, w->holder_tstate, w->holder_thread_id)) {
@@ -327,14 +374,18 @@ int take_gil_exit(struct pt_regs *ctx)
 	struct pyebpf_gil_proc *gp = bpf_map_lookup_elem(&gil_procs, &tgid);
 	__u64 now = bpf_ktime_get_ns();
 	struct gil_wait *found, w;
+	struct gil_state st = {};
 
 	found = bpf_map_lookup_elem(&waits, &tid);
 	if (!found)
 		return 0;
 	w = *found;
 	bpf_map_delete_elem(&waits, &tid);
-	if (gp)
-		end_wait(gp, tgid, tid, &w, now, PYEBPF_GIL_HOOK_TAKE_GIL);
+	if (!gp)
+		return 0;
+	if (read_gil_state(gp, &st))
+		st.switch_number = w.switch_number;
+	end_wait(gp, tgid, tid, &w, now, PYEBPF_GIL_HOOK_TAKE_GIL, st.switch_number, true, NULL);
 	return 0;
 }
 
@@ -406,7 +457,247 @@ int cond_wait_exit(struct pt_regs *ctx)
 	/* Free, and this thread holds gil->mutex: it takes the GIL now. */
 	w = *found;
 	bpf_map_delete_elem(&waits, &tid);
-	end_wait(gp, tgid, tid, &w, now, PYEBPF_GIL_HOOK_COND_WAIT);
+	end_wait(gp, tgid, tid, &w, now, PYEBPF_GIL_HOOK_COND_WAIT, st.switch_number, true, NULL);
+	return 0;
+}
+
+/* --- hook 3: the scheduler ---------------------------------------------------
+ *
+ * take_gil() sleeps only in futex waits on the GIL's condition variable (the
+ * timed wait of each round) and mutex; glibc keeps those futex words inside
+ * the pthread_cond_t and at the start of the pthread_mutex_t. So a target
+ * thread switching out inside the futex system call with such an address
+ * (its saved registers: bpf_task_pt_regs) is waiting for the GIL, and when it
+ * resumes (sched_exit_tp, in its own context) and finds the GIL free it takes
+ * it: the wait ends, and the stacks of both threads are walked then, as the
+ * uretprobe of cond_wait did, with no probe in the target. A resume that
+ * finds the GIL held (a timed-out round, or another thread took it first)
+ * leaves the wait open; the thread's next switch-out tells whether it took
+ * the GIL meanwhile (the switch number, below). Two racers that both see it
+ * free at their resumes each report a wait; the loser then starts another.
+ */
+
+/*
+ * Whether the thread of `w`, which resumed at w->last_ns with the GIL held by
+ * another thread (switch number w->wake_sn then), has not taken it since:
+ * nobody took it, or one thread did and it is not this one (its own take
+ * would come first, and another's after it makes two). Two takes in those
+ * microseconds read as this thread's: the wait is then split in two.
+ */
+static __always_inline bool still_waiting(const struct pyebpf_py_proc *proc, struct gil_wait *w,
+					  const struct gil_state *st, struct task_struct *task, __u32 tid)
+{
+	if (st->switch_number == w->wake_sn)
+		return true;
+	if (st->switch_number != w->wake_sn + 1 || !proc)
+		return false;
+	if (!w->self)
+		w->self = pyebpf_find_tstate(proc, pyebpf_thread_pointer(task), tid);
+	return w->self && st->holder != w->self;
+}
+
+/*
+ * sched hook: the waiter's Python stack, walked at a resume that found the GIL
+ * still held (start_ns: of the wait it belongs to). Often that thread takes
+ * the GIL without sleeping again: the round timed out, it asked the holder to
+ * drop the GIL, and the holder did before its next futex wait began. Its end
+ * is then seen only at its next switch-out, when its frames have moved on.
+ */
+struct gil_stashed_stack {
+	__u64 start_ns;
+	struct pyebpf_py_stack st;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct gil_stashed_stack);
+} waiter_stacks SEC(".maps");
+
+/*
+ * At a resume of the waiter of `w` that found the GIL held: keep its stack if
+ * the wait would be reported with it, should it end now.
+ */
+static __always_inline void stash_waiter_stack(struct pyebpf_gil_proc *gp, __u32 tgid, __u32 tid, struct gil_wait *w,
+					       __u64 now)
+{
+	struct gil_stashed_stack *stash;
+	struct pyebpf_py_proc *proc;
+	void *scratch;
+	__u32 zero = 0;
+
+	if (!targ_py_enable || now - w->start_ns < targ_min_wait_ns || now - w->start_ns < targ_py_min_ns ||
+	    (targ_max_events && gp->events_second == now / 1000000000ULL && gp->events_sent >= targ_max_events))
+		return;
+	proc = pyebpf_lookup_proc(tgid);
+	if (!proc)
+		return;
+	if (!w->self)
+		w->self = pyebpf_find_tstate(proc, pyebpf_thread_pointer(bpf_get_current_task_btf()), tid);
+	stash = bpf_map_lookup_elem(&waiter_stacks, &tid);
+	if (!stash) {
+		/* made from any bytes big enough: the walk and start_ns fill it */
+		scratch = bpf_map_lookup_elem(&event_scratch, &zero);
+		if (!scratch)
+			return;
+		bpf_map_update_elem(&waiter_stacks, &tid, scratch, BPF_ANY);
+		stash = bpf_map_lookup_elem(&waiter_stacks, &tid);
+		if (!stash)
+			return;
+	}
+	pyebpf_walk_stack(proc, w->self, &stash->st);
+	stash->start_ns = w->start_ns;
+}
+
+/*
+ * A wait of the switching-out thread ended at its last resume without that
+ * resume finding the GIL free: the holder let it go in the microseconds after,
+ * and the thread took it. Reported now, with the waiter's stack walked at
+ * that resume if it was.
+ */
+static __always_inline void end_unseen(struct pyebpf_gil_proc *gp, __u32 tgid, __u32 tid, struct gil_wait *w)
+{
+	struct gil_stashed_stack *stash = bpf_map_lookup_elem(&waiter_stacks, &tid);
+
+	pyebpf_count(PYEBPF_GIL_CNT_END_UNSEEN);
+	end_wait(gp, tgid, tid, w, w->last_ns, PYEBPF_GIL_HOOK_SCHED, w->wake_sn, false,
+		 stash && stash->start_ns == w->start_ns ? &stash->st : NULL);
+}
+
+/*
+ * sched hook: per target thread that ever waited for the GIL, its wait
+ * (start_ns 0: none open). Kept for the thread's life, and reused: making and
+ * deleting an entry per wait cost more than the rest of the wait's hooks.
+ * Deleted when the thread exits. LRU so that it can never fill up.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct gil_wait);
+} sched_waits SEC(".maps");
+
+/* The wait record of thread `tid` to open a wait in: its own, else a new one. */
+static __always_inline struct gil_wait *sched_wait_record(struct gil_wait *w, __u32 tid)
+{
+	struct gil_wait fresh = {};
+
+	if (w)
+		return w;
+	bpf_map_update_elem(&sched_waits, &tid, &fresh, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&sched_waits, &tid);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(gil_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u32 tgid = prev->tgid, tid;
+	struct pyebpf_py_proc *proc = NULL;
+	struct pyebpf_gil_proc *gp;
+	struct gil_state st = {};
+	__u64 futex = 0, self;
+	bool open, gil_sleep;
+	struct gil_wait *w;
+
+	/* A preemption neither starts nor ends a wait: the thread stays
+	 * runnable. Then, as every hook of the host, the target filter. */
+	if (preempt || prev_state == 0 /* TASK_RUNNING */ || !pyebpf_maybe_proc(tgid))
+		return 0;
+	tid = prev->pid;
+	if (pyebpf_task_syscall(prev, &futex) != PYEBPF_NR_FUTEX)
+		futex = 0;
+	w = bpf_map_lookup_elem(&sched_waits, &tid);
+	open = w && w->start_ns;
+	if (!futex && !open)
+		return 0; /* a target thread's usual sleep: no GIL wait starts or ends */
+	gp = bpf_map_lookup_elem(&gil_procs, &tgid);
+	if (!gp || gp->hook != PYEBPF_GIL_HOOK_SCHED)
+		return 0;
+	pyebpf_count(PYEBPF_CNT_HITS);
+	gil_sleep = futex && (futex - gp->cond < PYEBPF_GIL_COND_BYTES || futex == gp->mutex);
+	if (gil_sleep && (read_gil_state(gp, &st) || !(proc = pyebpf_lookup_proc(tgid))))
+		return 0;
+	if (open) {
+		/* Another round of the same wait, or the wait ended at its last
+		 * resume (also when the thread now sleeps on something else). */
+		if (gil_sleep && !w->in_cond && still_waiting(proc, w, &st, prev, tid)) {
+			w->in_cond = 1;
+			return 0;
+		}
+		if (!w->in_cond)
+			end_unseen(gp, tgid, tid, w);
+		else if (gil_sleep)
+			pyebpf_count(PYEBPF_GIL_CNT_STALE); /* its resume was not seen */
+		w->start_ns = 0;
+	}
+	if (!gil_sleep)
+		return 0;
+	/* A new wait. take_gil waits on the condition variable only while the
+	 * GIL is held; on the mutex, it is a wait only while another thread
+	 * holds the GIL (drop_gil locks it too, in the holder). */
+	self = w ? w->self : 0;
+	if (futex == gp->mutex) {
+		if (!st.locked)
+			return 0;
+		if (!self)
+			self = pyebpf_find_tstate(proc, pyebpf_thread_pointer(prev), tid);
+		if (!self || st.holder == self)
+			return 0;
+	}
+	w = sched_wait_record(w, tid);
+	if (!w)
+		return 0;
+	w->start_ns = bpf_ktime_get_ns();
+	w->last_ns = w->start_ns;
+	w->switch_number = st.switch_number;
+	/* On the condition variable, the GIL was held when the thread began to
+	 * wait: its last holder then, even if it has let it go since (drop_gil
+	 * stores itself in last_holder before it unlocks). Named if reported. */
+	w->holder_tstate = st.holder;
+	w->holder_thread_id = 0;
+	w->holder_tid = 0;
+	w->holder_ns_tid = 0;
+	w->self = self;
+	w->in_cond = 1;
+	return 0;
+}
+
+/* End of __schedule, in the thread that now runs: a GIL sleep of it ends. */
+SEC("tp_btf/sched_exit_tp")
+int gil_sched_resume(__u64 *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = task->tgid, tid;
+	struct pyebpf_gil_proc *gp;
+	struct gil_wait *found, w;
+	struct gil_state st = {};
+	__u64 now;
+
+	if (!pyebpf_maybe_proc(tgid))
+		return 0;
+	tid = task->pid;
+	found = bpf_map_lookup_elem(&sched_waits, &tid);
+	if (!found || !found->start_ns || !found->in_cond)
+		return 0;
+	gp = bpf_map_lookup_elem(&gil_procs, &tgid);
+	if (!gp || read_gil_state(gp, &st))
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (st.locked) {
+		/* Still held (the round timed out, or another thread took it
+		 * first): the wait goes on, unless this thread takes it in the
+		 * microseconds before its next check (its next switch-out tells). */
+		found->in_cond = 0;
+		found->last_ns = now;
+		found->wake_sn = st.switch_number;
+		stash_waiter_stack(gp, tgid, tid, found, now);
+		return 0;
+	}
+	w = *found;
+	found->start_ns = 0;
+	end_wait(gp, tgid, tid, &w, now, PYEBPF_GIL_HOOK_SCHED, st.switch_number, true, NULL);
 	return 0;
 }
 
@@ -454,5 +745,7 @@ int BPF_PROG(gil_thread_exit, struct task_struct *task)
 	if (t && t->tid == tid)
 		bpf_map_delete_elem(&thread_ids, &key);
 	bpf_map_delete_elem(&waits, &tid);
+	bpf_map_delete_elem(&sched_waits, &tid);
+	bpf_map_delete_elem(&waiter_stacks, &tid);
 	return 0;
 }

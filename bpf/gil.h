@@ -21,6 +21,15 @@ enum pyebpf_gil_hook {
 	 * there, and only there, whenever the GIL is taken: works on stripped builds.
 	 */
 	PYEBPF_GIL_HOOK_COND_WAIT = 2,
+	/*
+	 * No probe in the target: the scheduler's tracepoints. A target thread
+	 * switching out inside a futex wait on the GIL's condition variable or
+	 * mutex (the syscall's registers, glibc's pthread_cond_t/pthread_mutex_t
+	 * keep their futex words inside the object) waits for the GIL; when it
+	 * resumes and finds the GIL free, it takes it. Each GIL hand-off of a
+	 * contended target costs its threads no trap (bpf/gil.bpf.c).
+	 */
+	PYEBPF_GIL_HOOK_SCHED = 3,
 };
 
 /*
@@ -33,6 +42,7 @@ enum pyebpf_gil_hook {
 struct pyebpf_gil_proc {
 	__u64 gil;		/* &struct _gil_runtime_state */
 	__u64 cond;		/* &gil->cond: what take_gil() waits on */
+	__u64 mutex;		/* &gil->mutex: what guards it (sched hook) */
 	__u16 locked;		/* int: 1 while some thread holds the GIL */
 	__u16 last_holder;	/* PyThreadState*: holder while locked */
 	__u16 switch_number;	/* unsigned long: +1 each time another thread takes it */
@@ -40,10 +50,20 @@ struct pyebpf_gil_proc {
 	__u16 interp_ceval_gil; /* PyInterpreterState.ceval.gil (3.12+), PYEBPF_NO_OFFSET before */
 	__u8 hook;		/* enum pyebpf_gil_hook attached for this process */
 	__u8 pad[5];
+	/* --gil-max-events, kept by BPF: the second (bpf_ktime_get_ns() / 1e9)
+	 * the count is of, and the gil_wait events sent in it */
+	__u64 events_second;
+	__u32 events_sent;
+	__u32 pad2;
 };
 
 /* The GIL fields read at once: all of them lie in the first 32 bytes. */
 #define PYEBPF_GIL_STATE_BYTES 32
+
+/* Bytes of a glibc pthread_cond_t, whose futex words (__g_signals, __g_refs)
+ * lie inside it: a futex wait at &gil->cond + [0, this) is a wait on the
+ * GIL's condition variable (sched hook). */
+#define PYEBPF_GIL_COND_BYTES 48
 
 /* Tracker counters, after the common ones (enum pyebpf_counter). */
 enum pyebpf_gil_counter {
@@ -55,6 +75,9 @@ enum pyebpf_gil_counter {
 	PYEBPF_GIL_CNT_STALE,	       /* wait records dropped as stale (missed end of a wait) */
 	PYEBPF_GIL_CNT_STATE_FAULT,    /* the GIL state could not be read */
 	PYEBPF_GIL_CNT_NO_TOTALS,      /* waits not counted: no gil_stats entry for the target */
+	PYEBPF_GIL_CNT_END_UNSEEN, /* sched hook: a wait whose thread took the GIL without a resume that showed
+				      it free: reported from its next switch-out, without stacks */
+	PYEBPF_GIL_CNT_RATE_LIMITED, /* waits >= --gil-min-wait-ms not sent: --gil-max-events per second reached */
 };
 
 struct pyebpf_gil_event {
@@ -106,11 +129,11 @@ struct pyebpf_gil_stats_key {
 
 struct pyebpf_gil_stats {
 	struct pyebpf_event_header hdr; /* of this CPU's first waiter: who the target is */
-	__u64 reported;			/* waits >= --gil-min-wait-ms: each one a gil_wait event */
+	__u64 reported;			/* waits >= --gil-min-wait-ms sent as a gil_wait event (within --gil-max-events) */
 	struct pyebpf_interval_stats waits;
 };
 
-PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gil_proc) == 32, "gil proc layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gil_proc) == 56, "gil proc layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gil_event) ==
 			     sizeof(struct pyebpf_event_header) + 40 + 2 * sizeof(struct pyebpf_py_stack),
 		     "gil event layout");

@@ -67,6 +67,29 @@ static __always_inline __u64 pyebpf_thread_pointer(struct task_struct *task)
 	return pyebpf_task_thread_pointer(task, true);
 }
 
+/* The number of the system call `task` is in (x86-64 and arm64: the futex
+ * call is PYEBPF_NR_FUTEX) and its first argument, from the user registers
+ * saved at its entry; a number < 0 when it is in none (an interrupt or
+ * exception entered the kernel). For a task switching out or resuming. */
+#if defined(__TARGET_ARCH_x86)
+#define PYEBPF_NR_FUTEX 202
+#elif defined(__TARGET_ARCH_arm64)
+#define PYEBPF_NR_FUTEX 98
+#endif
+
+static __always_inline long pyebpf_task_syscall(struct task_struct *task, __u64 *arg0)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+#if defined(__TARGET_ARCH_x86)
+	*arg0 = regs->di;
+	return (long)regs->orig_ax;
+#elif defined(__TARGET_ARCH_arm64)
+	*arg0 = regs->orig_x0;
+	return (long)regs->syscallno;
+#endif
+}
+
 /* Id of a struct pid as seen from its innermost pid namespace (the container's). */
 static __always_inline __u32 pyebpf_ns_id(struct pid *pid)
 {

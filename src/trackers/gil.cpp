@@ -85,6 +85,22 @@ std::optional<GilHookPlan> plan_cond_wait(pid_t pid, const python::PythonProcess
   return std::nullopt;
 }
 
+// The glibc `pid` maps (the C library that defines gnu_get_libc_version), as
+// the target sees it; none for musl or an unreadable one. The sched hook
+// relies on glibc's condition variables and mutexes keeping their futex words
+// inside the object (musl's waiters wait on a futex of their own).
+std::optional<std::string> mapped_glibc(pid_t pid) {
+  for (const auto& m : native::c_libraries(pid)) {
+    try {
+      if (binary::ElfFile::open(procfs::open_path(pid, m)).symbol("gnu_get_libc_version"))
+        return procfs::target_path(pid, m.path);
+    } catch (const Error& e) {
+      spdlog::debug("gil: pid {}: {}", pid, e.what());
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<binary::ElfSymbol> take_gil_functions(const binary::ElfFile& elf) {
@@ -102,6 +118,7 @@ pyebpf_gil_proc make_gil_proc(const python::OffsetsRow& row, std::uint64_t gil_a
   pyebpf_gil_proc p{};
   p.gil = gil_addr;
   p.cond = gil_addr + row.require("gil.cond");
+  p.mutex = gil_addr + row.require("gil.mutex");
   p.last_holder = gil_field(row, "gil.last_holder", 8);
   p.locked = gil_field(row, "gil.locked", 4);
   p.switch_number = gil_field(row, "gil.switch_number", 8);
@@ -158,16 +175,33 @@ std::uint64_t find_gil(const python::PythonProcess& python) {
   return gil;
 }
 
-GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const std::string& requested) {
+GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const std::string& requested,
+                          bool sched_hooks) {
   const auto& interp = python.interpreter();
-  // cond_wait first: it sees the same waits as take_gil but is hit only when
+  // sched first: no probe in the target at all, where cond_wait traps twice
+  // per round of a waiter (bench/observer's convoy rows).
+  std::string why_not_sched;
+  if (requested == "auto" || requested == "sched") {
+    auto glibc = mapped_glibc(pid);
+    if (sched_hooks && glibc) {
+      GilHookPlan plan;
+      plan.hook = PYEBPF_GIL_HOOK_SCHED;
+      plan.shown_binary = *glibc;
+      plan.why = requested == "auto" ? "the default where the kernel and C library allow it" : "--gil-hook sched";
+      return plan;
+    }
+    why_not_sched = !sched_hooks ? "this kernel has no sched_exit_tp tracepoint (Linux < 6.16)"
+                                 : "its C library is not glibc";
+    if (requested == "sched") throw Error("--gil-hook sched: " + why_not_sched, "use --gil-hook auto");
+  }
+  // cond_wait next: it sees the same waits as take_gil but is hit only when
   // the GIL is contended (about 2 probe hits per 5 ms of waiting), where
   // take_gil's probes fire on every acquisition (bench/gil: 100x the hits).
   std::string why_not_cond_wait;
   if (requested == "auto" || requested == "cond_wait") {
     if (auto plan = plan_cond_wait(pid, python)) {
-      plan->why =
-          requested == "auto" ? "cheapest hook: probes fire only while the GIL is contended" : "--gil-hook cond_wait";
+      plan->why = requested == "auto" ? why_not_sched + "; probes fire only while the GIL is contended"
+                                      : "--gil-hook cond_wait";
       return *plan;
     }
     why_not_cond_wait = std::string("no ") + kCondWait + " found that " + interp.file_name() + " calls";
@@ -215,6 +249,7 @@ void GilTracker::start(TrackerContext& ctx) {
   skel_->rodata->targ_min_wait_ns = static_cast<std::uint64_t>(std::llround(o.min_wait_ms * 1e6));
   skel_->rodata->targ_py_min_ns = static_cast<std::uint64_t>(std::llround(o.py_min_ms * 1e6));
   skel_->rodata->targ_py_enable = o.py_enable;
+  skel_->rodata->targ_max_events = o.max_events;
   skel_->rodata->targ_use_bpf_loop = bpf::walk_frames_with_bpf_loop();
   // Every wait is counted in gil_stats; events are only the long waits, so
   // the ring is sized for them: 100 ms of the reader's absence at 4,000
@@ -227,8 +262,12 @@ void GilTracker::start(TrackerContext& ctx) {
                                  : 4u << 20;
   bpf_map__set_max_entries(skel_->maps.events, ring);
   skel_->rodata->targ_wakeup_bytes = ring / 4;
-  // Both hooks stay loaded whatever the targets at start use: a process found
-  // later (another CPython build) may need the other.
+  // Every hook stays loaded whatever the targets at start use: a process
+  // found later (another CPython build, a musl container) may need another.
+  // The sched hook's programs need sched_exit_tp (Linux >= 6.16).
+  sched_hooks_ = bpf::kernel_has_btf_tracepoint("sched_exit_tp") && bpf::kernel_loads_tp_btf("sched_switch");
+  bpf_program__set_autoload(skel_->progs.gil_sched_switch, sched_hooks_);
+  bpf_program__set_autoload(skel_->progs.gil_sched_resume, sched_hooks_);
   skel_.load(ctx.shared_maps);
   stats_.emplace("gil", skel_->maps.gil_stats, &skel_->bss->stats_epoch, o.stats_interval_s,
                  [this](const pyebpf_gil_stats_key&, const pyebpf_event_header& hdr, const GilTotals& interval,
@@ -277,7 +316,7 @@ void GilTracker::add_target(const Target& target) {
 }
 
 void GilTracker::register_target(const Target& target) {
-  GilHookPlan plan = plan_gil_hook(target.pid, *target.python, options_.hook);
+  GilHookPlan plan = plan_gil_hook(target.pid, *target.python, options_.hook, sched_hooks_);
   pyebpf_gil_proc proc = make_gil_proc(target.python->offsets(), find_gil(*target.python), plan.hook);
   __u32 key = static_cast<__u32>(target.pid);
   if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gil_procs), &key, &proc, BPF_ANY))
@@ -299,7 +338,25 @@ void GilTracker::remove_target(pid_t pid) {
   stats_->forget(pid);
 }
 
+void GilTracker::attach_sched_hooks() {
+  if (sched_attached_) return;
+  for (bpf_program* prog : {skel_->progs.gil_sched_switch, skel_->progs.gil_sched_resume}) {
+    bpf::Link link(bpf_program__attach(prog));
+    if (!link) throw Error(errno_text(std::string("gil: attach ") + bpf_program__section_name(prog), errno));
+    links_.push_back(std::move(link));
+  }
+  sched_attached_ = true;
+}
+
 void GilTracker::attach_process(pid_t pid, const GilHookPlan& plan) {
+  if (plan.hook == PYEBPF_GIL_HOOK_SCHED) {
+    attach_sched_hooks();
+    spdlog::info(
+        "gil: pid {}: hook sched: tp_btf/sched_switch + tp_btf/sched_exit_tp, a wait is a futex wait on the GIL's "
+        "condition variable or mutex ({} keeps their futex words inside them); no probe in the target ({})",
+        pid, basename(plan.shown_binary), plan.why);
+    return;
+  }
   bool take_gil = plan.hook == PYEBPF_GIL_HOOK_TAKE_GIL;
   bpf_program* enter = take_gil ? skel_->progs.take_gil_enter : skel_->progs.cond_wait_enter;
   bpf_program* exit = take_gil ? skel_->progs.take_gil_exit : skel_->progs.cond_wait_exit;
@@ -373,17 +430,21 @@ std::string GilTracker::summary_line() const {
   return fmt::format(
       "gil: {} hook hits, {} GIL waits ({:.3f} s in total, p50 {} ms, p99 {} ms, max {} ms) in {} gil_stats records, "
       "{} not counted (no gil_stats entry); {} at or above --gil-min-wait-ms ({} ms), {} emitted, {} below it, "
+      "{} over --gil-max-events ({}/s, counted only), "
       "{} lost (ring buffer full), {} with unknown holder, {} holder threads unresolved, {} without stacks "
       "(below --gil-py-min-ms), {} partial stacks (memory read faults or looping frame chains), {} on "
       "subinterpreter GILs (not tracked), "
-      "{} GIL state read faults, {} stale wait records",
+      "{} GIL state read faults, {} stale wait records, {} waits seen ending only at a later switch-out (no "
+      "stacks)",
       c[PYEBPF_CNT_HITS], waits.count, static_cast<double>(waits.total_ns) / 1e9, waits.quantile_ms(0.5),
       waits.quantile_ms(0.99), ns_to_ms(waits.max_ns), stats_->records(), c[PYEBPF_GIL_CNT_NO_TOTALS],
       stats_->run().reported, options_.min_wait_ms, counts_.emitted, c[PYEBPF_CNT_FILTERED],
+      c[PYEBPF_GIL_CNT_RATE_LIMITED], options_.max_events,
       c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed, c[PYEBPF_GIL_CNT_HOLDER_UNKNOWN],
       c[PYEBPF_GIL_CNT_HOLDER_NO_TID] - std::min(c[PYEBPF_GIL_CNT_HOLDER_NO_TID], decoder_.holders_resolved_late()),
       c[PYEBPF_GIL_CNT_STACKS_SKIPPED], c[PYEBPF_CNT_READ_FAULT] + c[PYEBPF_CNT_FRAME_LOOP],
-      c[PYEBPF_GIL_CNT_OTHER_INTERP], c[PYEBPF_GIL_CNT_STATE_FAULT], c[PYEBPF_GIL_CNT_STALE]);
+      c[PYEBPF_GIL_CNT_OTHER_INTERP], c[PYEBPF_GIL_CNT_STATE_FAULT], c[PYEBPF_GIL_CNT_STALE],
+      c[PYEBPF_GIL_CNT_END_UNSEEN]);
 }
 
 const TrackerDescriptor& gil_tracker() {
@@ -399,6 +460,11 @@ const TrackerDescriptor& gil_tracker() {
                                                  "long, in ms (default {}; 0: every one); all are counted in gil_stats",
                                                  kGilDefaultMinWaitMs)),
                      flags::between(0, 3.6e6, "ms", "1"));
+        flags::check(gil->add_option("--gil-max-events", o->max_events,
+                                     fmt::format("Most gil_wait events per target and second; longer waits beyond it "
+                                                 "are only counted in gil_stats (default {}; 0: no limit)",
+                                                 kGilDefaultMaxEvents)),
+                     flags::between(0, 1e9, "events per second", "1000"));
         flags::check(gil->add_option("--gil-stats-interval", o->stats_interval_s,
                                      "Seconds between gil_stats records (default 10; also at the end)"),
                      flags::between(1, 86400, "seconds", "10"));
@@ -411,10 +477,11 @@ const TrackerDescriptor& gil_tracker() {
                 "Walk stacks only for waits at least this long; shorter ones report empty stacks (default 0.0)"),
             flags::between(0, 3.6e6, "ms", "5"));
         gil->add_option("--gil-hook", o->hook,
-                        "Where to measure: cond_wait (libc pthread_cond_timedwait on the GIL: probes fire only "
-                        "while the GIL is contended), take_gil (CPython's take_gil symbol: every acquisition), auto "
-                        "(cond_wait, else take_gil; default)")
-            ->check(CLI::IsMember({"auto", "take_gil", "cond_wait"}));
+                        "Where to measure: sched (the scheduler's tracepoints: no probe in the target; Linux >= 6.16, "
+                        "glibc), cond_wait (uprobes on libc pthread_cond_timedwait on the GIL: two traps per round "
+                        "of a waiter), take_gil (uprobes on CPython's take_gil symbol: every acquisition), auto "
+                        "(sched, else cond_wait, else take_gil; default)")
+            ->check(CLI::IsMember({"auto", "sched", "cond_wait", "take_gil"}));
         return o;
       },
       .create = [](const TrackerOptions* o, const std::vector<std::string>&) -> std::unique_ptr<Tracker> {

@@ -52,23 +52,31 @@ pyebpf_gil_proc make_gil_proc(const python::OffsetsRow& row, std::uint64_t gil_a
 // Throws pyebpf::Error if it cannot be read or does not look like a GIL.
 std::uint64_t find_gil(const python::PythonProcess& python);
 
-// "auto" | "take_gil" | "cond_wait" -> the hook to use for one process. auto
-// takes cond_wait when a mapped C library defines pthread_cond_timedwait, else
-// take_gil when the interpreter has the symbol. Throws pyebpf::Error when the
-// requested hook (or, for auto, neither) is possible.
-GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const std::string& requested);
+// "auto" | "sched" | "cond_wait" | "take_gil" -> the hook to use for one
+// process. auto takes sched when the kernel has the scheduler hooks it needs
+// (`sched_hooks`) and the process's C library is glibc, else cond_wait when a
+// mapped C library defines pthread_cond_timedwait, else take_gil when the
+// interpreter has the symbol. Throws pyebpf::Error when the requested hook
+// (or, for auto, none) is possible.
+GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const std::string& requested,
+                          bool sched_hooks);
 
 // Waits at or above this many ms get a gil_wait event (with both stack
 // walks); every wait is counted in BPF whatever it is (docs/trackers/gil.md
 // says why this value).
 inline constexpr double kGilDefaultMinWaitMs = 5.0;
 
+// gil_wait events per target and second at most; the rest are counted in
+// gil_stats (docs/trackers/gil.md: a convoy's cost without it).
+inline constexpr unsigned kGilDefaultMaxEvents = 1000;
+
 struct GilOptions : TrackerOptions {
   double min_wait_ms = kGilDefaultMinWaitMs;  // shorter waits are only counted, in BPF (0: an event for every one)
   double stats_interval_s = 10.0;             // gil_stats records every this many seconds, and at the end
   bool py_enable = true;                      // walk waiter and holder Python stacks
   double py_min_ms = 0.0;                     // ... only for waits at least this long
-  std::string hook = "auto";                  // auto | take_gil | cond_wait
+  std::string hook = "auto";                  // auto | sched | cond_wait | take_gil
+  unsigned max_events = kGilDefaultMaxEvents;  // gil_wait events per target and second (0: no limit)
 };
 
 // GIL waits: who waited for the GIL, how long, who held it, and both Python
@@ -95,6 +103,8 @@ class GilTracker : public Tracker {
   // gil_procs entry and uprobes of one target.
   void register_target(const Target& target);
   void attach_process(pid_t pid, const GilHookPlan& plan);
+  // The scheduler hooks every sched-hook target shares, attached with the first.
+  void attach_sched_hooks();
   void scan_threads();
   void handle(const void* data, std::size_t size);
 
@@ -102,6 +112,8 @@ class GilTracker : public Tracker {
   TrackerContext* ctx_ = nullptr;
   bpf::Skeleton<gil_bpf> skel_;
   std::vector<bpf::Link> links_;
+  bool sched_hooks_ = false;     // the kernel can run the sched hook's programs (loaded)
+  bool sched_attached_ = false;  // and they are attached
   std::map<pid_t, std::vector<bpf::Link>> process_links_;  // per target: its uprobes
   std::optional<bpf::RingBuffer> events_;
   GilDecoder decoder_;

@@ -31,6 +31,11 @@ TEST(GilProc, EverySupportedVersionHasItsGilFieldsWhereBpfReadsThem) {
     pyebpf_gil_proc p = trackers::make_gil_proc(*row, 0x1000, PYEBPF_GIL_HOOK_COND_WAIT);
     EXPECT_EQ(p.gil, 0x1000u);
     EXPECT_EQ(p.cond, 0x1000u + row->require("gil.cond")) << minor;
+    // The sched hook tells a GIL wait by its futex address: the condition
+    // variable's words, or the mutex right after it.
+    EXPECT_EQ(p.mutex, 0x1000u + row->require("gil.mutex")) << minor;
+    EXPECT_GE(p.mutex, p.cond + PYEBPF_GIL_COND_BYTES) << minor;
+    EXPECT_EQ(p.events_sent, 0u);
     for (auto off : {p.locked, p.last_holder, p.switch_number}) EXPECT_LT(off, PYEBPF_GIL_STATE_BYTES) << minor;
     EXPECT_EQ(p.last_holder % 8, 0) << minor;
     EXPECT_EQ(p.hook, PYEBPF_GIL_HOOK_COND_WAIT);
@@ -46,6 +51,7 @@ TEST(GilProc, RowWithoutGilFieldsIsRejectedNamingTheField) {
   python::OffsetsRow row;
   row.minor = "3.99";
   row.fields["gil.cond"] = 32;
+  row.fields["gil.mutex"] = 80;
   row.fields["gil.last_holder"] = 8;
   row.fields["gil.switch_number"] = 24;
   row.fields["runtime.gil"] = 0;
