@@ -50,6 +50,15 @@ def ratio_row(what, unit, without, with_, goal_ratio, headline=False):
     return row
 
 
+def throughput_row(what, unit, without, with_, goal_ratio, headline=False):
+    """paired_row() of work done (more is better) whose goal, if any, is
+    "ratio >= goal_ratio"."""
+    row = paired_row(what, unit, without, with_, "ratio >= %.2f" % goal_ratio if goal_ratio else "")
+    if goal_ratio:
+        row.ok, row.headline = row.ratio >= goal_ratio, headline
+    return row
+
+
 @contextlib.contextmanager
 def with_pyebpf(env, options=(), target=None, out=subprocess.DEVNULL):
     """pyebpf tracing the demo app (or `target`) with `options` (default: every
@@ -141,13 +150,15 @@ def compile_c(tmp, name, source):
 SETTLE_S = 1.0
 
 
-def traced_workload(env, options, name, *args, out=subprocess.DEVNULL, drain_s=0, steady_after_s=None):
-    """One run of bench/workloads/<name>: its RESULT, and the pyebpf process
-    that traced it with `options` (None: no pyebpf). drain_s: how long pyebpf
-    keeps running after the workload ended, to read what its rings still hold.
-    steady_after_s: the pyebpf process gets .steady = ((epoch s, its CPU s)
-    that long after the workload began, (the same) when it ended)."""
-    w = benchlib.start_workload(PYTHON, name, *args)
+def traced_workload(env, options, name, *args, out=subprocess.DEVNULL, drain_s=0, steady_after_s=None,
+                    python=PYTHON, root=None):
+    """One run of bench/workloads/<name> (under `python`, in `root` if given):
+    its RESULT, and the pyebpf process that traced it with `options` (None:
+    no pyebpf). drain_s: how long pyebpf keeps running after the workload
+    ended, to read what its rings still hold. steady_after_s: the pyebpf
+    process gets .steady = ((epoch s, its CPU s) that long after the workload
+    began, (the same) when it ended)."""
+    w = benchlib.start_workload(python, name, *args, root=root)
     if options is None:
         time.sleep(SETTLE_S)
         return benchlib.workload_result(w), None
@@ -206,13 +217,23 @@ CONVOY_WARMUP_S = 1.0
 CONVOY_OPTIONS = ["--enable", "py_stack", "--enable", "gil", "--enable", "offcpu"]
 # Every GIL wait an event: the same convoy at the highest rate it can make
 # (the goal: nothing lost at 20,000 events/s).
-CONVOY_EVERY_WAIT = ["--gil-min-wait-ms", "0"]
+CONVOY_EVERY_WAIT = ["--gil-min-wait-ms", "0", "--gil-max-events", "0"]
+# Issue 31: what the convoy keeps of its throughput with the trackers it
+# meets first alone, and with every tracker (pyebpf's default): (label,
+# options, goal as the least ratio of loops/s, None for none).
+CONVOY_GOALS = [
+    ("gil", ["--enable", "gil"], 0.95),
+    ("offcpu", ["--enable", "offcpu"], 0.95),
+    ("py_stack", ["--enable", "py_stack"], None),
+    ("every tracker (the default)", [], 0.90),
+]
 
 
 def rows_convoy(env):
-    """500 threads queueing for the GIL (bench/workloads/gil_convoy.py) with
-    py_stack, gil and offcpu: the target's throughput, and what pyebpf keeps
-    up with: events per second by metric (its stdout), events lost (the
+    """500 threads queueing for the GIL (bench/workloads/gil_convoy.py): the
+    target's throughput with gil, offcpu and py_stack each alone and with
+    every tracker; then with py_stack, gil and offcpu, what pyebpf keeps up
+    with: events per second by metric (its stdout), events lost (the
     summary's ring-buffer-full counts) and its CPU per event; then the same
     with every GIL wait reported, for the highest rate this target makes."""
     args = (CONVOY_THREADS, env.args.convoy_seconds)
@@ -230,11 +251,20 @@ def rows_convoy(env):
         result["steady_cpu_s"] = cpu1 - cpu0
         return result
 
+    def untraced():
+        return traced_workload(env, None, "gil_convoy.py", *args)[0]
+
+    rows = []
+    for what, options, goal in CONVOY_GOALS:
+        without, with_ = paired(env.args.pairs, untraced, lambda: traced_workload(env, options, "gil_convoy.py",
+                                                                                  *args)[0])
+        rows.append(throughput_row("GIL convoy (%d threads), the target's work, %s" % (CONVOY_THREADS, what),
+                                   "loops/s", [r["loops_per_s"] for r in without], [r["loops_per_s"] for r in with_],
+                                   goal, headline=goal is not None))
     label = "GIL convoy (%d threads), py_stack gil offcpu" % CONVOY_THREADS
-    without, with_ = paired(env.args.pairs, lambda: traced_workload(env, None, "gil_convoy.py", *args)[0],
-                            lambda: traced(CONVOY_OPTIONS))
-    rows = [paired_row(label + ": the target's work", "loops/s", [r["loops_per_s"] for r in without],
-                       [r["loops_per_s"] for r in with_])]
+    without, with_ = paired(env.args.pairs, untraced, lambda: traced(CONVOY_OPTIONS))
+    rows.append(throughput_row(label + ": the target's work", "loops/s", [r["loops_per_s"] for r in without],
+                               [r["loops_per_s"] for r in with_], None))
     rows += pyebpf_keeps_up(label, with_, True)
     every_wait = [traced(CONVOY_OPTIONS + CONVOY_EVERY_WAIT) for _ in range(env.args.pairs)]
     return rows + pyebpf_keeps_up(label + " " + " ".join(CONVOY_EVERY_WAIT), every_wait, False)
@@ -387,6 +417,95 @@ def rows_py_stack(env):
         row.ok = row.with_ <= 4
         rows.append(row)
     return rows
+
+
+# About 3 s of bench/workloads/cpu_bound.py under Debian's 3.11 here.
+CPU_BOUND_ITERATIONS = 1000000
+# Issue 31: the target's slowdown under py_stack at each rate, at most.
+SAMPLE_RATE_GOALS = ((99, 1.01), (999, 1.03))
+# CPython's own sampling profiler ("Tachyon", python3.15 -m profiling.sampling),
+# from Debian sid's package, at its default rate.
+TACHYON_PYTHON = "/usr/bin/python3.15"
+TACHYON_HZ = 1000
+
+
+def cpu_bound_runs(env, options, python=PYTHON, root=None):
+    """paired() runs of bench/workloads/cpu_bound.py (which never imports
+    threading) without and with pyebpf `options`; a traced run's RESULT gets
+    pyebpf's CPU seconds (from its start to its end) and its samples."""
+    def run(opts):
+        result, p = traced_workload(env, opts, "cpu_bound.py", CPU_BOUND_ITERATIONS, python=python, root=root)
+        if p:
+            result["pyebpf_cpu_s"] = p.cpu_s
+            result["samples"] = int(re.search(r"py_stack: (\d+) samples", p.summary).group(1))
+        return result
+
+    return paired(env.args.pairs, lambda: run(None), lambda: run(options))
+
+
+def tachyon_run(env):
+    """One run of cpu_bound.py under sid's CPython 3.15 (chroot) sampled by its
+    own profiler at TACHYON_HZ, every thread, CPU mode: the RESULT, with the
+    profiler's CPU seconds while the target ran."""
+    w = benchlib.start_workload(TACHYON_PYTHON, "cpu_bound.py", CPU_BOUND_ITERATIONS, root=SID_ROOT)
+    with tempfile.TemporaryDirectory(prefix="pyebpf-tachyon-", dir=os.path.join(SID_ROOT, "tmp")) as tmp:
+        out = os.path.join("/", os.path.relpath(tmp, SID_ROOT), "profile.collapsed")
+        t = subprocess.Popen(["chroot", SID_ROOT, TACHYON_PYTHON, "-m", "profiling.sampling", "attach", "-a",
+                              "--mode", "cpu", "-r", str(TACHYON_HZ), "--collapsed", "-o", out, str(w.pid)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(SETTLE_S)
+        cpu0 = benchlib.cpu_seconds(t.pid)
+        result = benchlib.workload_result(w)  # returns once the target exited
+        result["profiler_cpu_s"] = benchlib.cpu_seconds(t.pid) - cpu0
+        try:
+            t.wait(60)
+        except subprocess.TimeoutExpired:
+            t.kill()
+            t.wait()
+    return result
+
+
+def rows_cpu_bound(env):
+    """A CPU-bound target that never imports threading (bench/workloads/
+    cpu_bound.py, n-body and dict/str work, fixed work): its wall time under
+    py_stack at 99 and 999 Hz (the sampler runs in its context at each
+    sample), and pyebpf's CPU per sample at 999 Hz (names, lines and strings
+    come from caches: no per-sample read of the target). Then the same target
+    under Debian sid's CPython 3.15 (chroot), side by side with CPython's own
+    sampling profiler (Tachyon: attach -a --mode cpu) at 1 kHz: each
+    profiler's CPU in % of a core while the target ran (pyebpf's counted
+    from its start to its end, so over-counted), and the target's slowdown."""
+    rows = []
+    for hz, goal in SAMPLE_RATE_GOALS:
+        without, with_ = cpu_bound_runs(env, ["--enable", "py_stack", "--pystack-frequency", str(hz)])
+        what = "CPU-bound target without threading, py_stack at %d Hz" % hz
+        rows.append(ratio_row(what + ": its wall time", "s", [r["wall"] for r in without], [r["wall"] for r in with_],
+                              goal, headline=True))
+        if hz == 999:
+            row = Row(what + ": pyebpf's CPU per sample", "us", None,
+                      statistics.median(1e6 * r["pyebpf_cpu_s"] / max(r["samples"], 1) for r in with_), "<= 30 us",
+                      headline=True)
+            row.ok = row.with_ <= 30
+            rows.append(row)
+    what = "CPU-bound target, CPython 3.15 (Debian sid, chroot)"
+    if not os.path.exists(SID_ROOT + TACHYON_PYTHON):
+        return rows + [Row(what + ": no %s in %s (tools/install-sid-root)" % (TACHYON_PYTHON, SID_ROOT), "")]
+    untraced = lambda: traced_workload(env, None, "cpu_bound.py", CPU_BOUND_ITERATIONS, python=TACHYON_PYTHON,
+                                       root=SID_ROOT)[0]
+    without, tachyon = paired(env.args.pairs, untraced, lambda: tachyon_run(env))
+    rows.append(ratio_row(what + ", CPython's own sampler at %d Hz: its wall time" % TACHYON_HZ, "s",
+                          [r["wall"] for r in without], [r["wall"] for r in tachyon], 1.03))
+    without, ours = cpu_bound_runs(env, ["--enable", "py_stack", "--pystack-frequency", "999"], TACHYON_PYTHON,
+                                   SID_ROOT)
+    rows.append(ratio_row(what + ", pyebpf py_stack at 999 Hz: its wall time", "s", [r["wall"] for r in without],
+                          [r["wall"] for r in ours], 1.03))
+    theirs = statistics.median(100 * r["profiler_cpu_s"] / r["wall"] for r in tachyon)
+    rows.append(Row(what + ": CPython's own sampler's CPU at %d Hz" % TACHYON_HZ, "% of a core", None, theirs))
+    row = Row(what + ": pyebpf's CPU at 999 Hz", "% of a core", None,
+              statistics.median(100 * r["pyebpf_cpu_s"] / r["wall"] for r in ours),
+              "<= half of CPython's sampler (%.1f %%)" % (theirs / 2), headline=True)
+    row.ok = row.with_ <= theirs / 2
+    return rows + [row]
 
 
 # A process that is not a target, starting children: argv[1] "fork" (fork,
