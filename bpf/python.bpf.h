@@ -12,6 +12,17 @@
 #include "task.bpf.h"
 #include "python.h"
 
+/*
+ * How the walker reads the target's memory, and which process it walks: the
+ * current task's, in every tracker (its hooks run in the target's context).
+ * A program that walks another task (thread_dump's sleepable task iterator)
+ * defines both before including this file.
+ */
+#ifndef PYEBPF_READ_USER
+#define PYEBPF_READ_USER(dst, size, src) bpf_probe_read_user(dst, size, src)
+#define PYEBPF_WALKED_TGID()		 (bpf_get_current_pid_tgid() >> 32)
+#endif
+
 /* Target processes, filled by user space; shared by all BPF objects (map reuse). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -134,7 +145,7 @@ static __always_inline void pyebpf_remove_proc(__u32 tgid)
 static __always_inline int pyebpf_read_ptr(__u64 addr, __u64 *out)
 {
 	*out = 0;
-	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
+	return PYEBPF_READ_USER(out, sizeof(*out), (const void *)addr);
 }
 
 static __always_inline __u64 pyebpf_window_u64(const __u8 *window, __u16 off)
@@ -280,7 +291,7 @@ static __always_inline const __u8 *pyebpf_frame_fields(struct pyebpf_walk_ctx *c
 		if (l->frames_stacked)
 			start = end - PYEBPF_FRAME_BLOCK < page ? page : end - PYEBPF_FRAME_BLOCK;
 		size = end - start;
-		if (size > PYEBPF_FRAME_BLOCK || bpf_probe_read_user(scratch->block, size, (const void *)start))
+		if (size > PYEBPF_FRAME_BLOCK || PYEBPF_READ_USER(scratch->block, size, (const void *)start))
 			return NULL;
 		scratch->block_start = start;
 		scratch->block_end = end;
@@ -301,7 +312,7 @@ static __always_inline int pyebpf_read_code(const struct pyebpf_py_layout *l, __
 	__u32 tag_at = (__u32)(l->code_tag - l->object_type) & (PYEBPF_CODE_WINDOW - 1);
 
 	*tag = 0;
-	if (bpf_probe_read_user(window, span, (const void *)(code + l->object_type)))
+	if (PYEBPF_READ_USER(window, span, (const void *)(code + l->object_type)))
 		return pyebpf_read_ptr(code + l->object_type, type);
 	__builtin_memcpy(type, window, sizeof(*type));
 	*tag = pyebpf_code_tag(window + tag_at, l->code_tag_len);
@@ -382,13 +393,12 @@ static __always_inline int pyebpf_walk_begin(struct pyebpf_walk_ctx *ctx, __u64 
 		return pyebpf_read_ptr(tstate + l->tstate_frame, &ctx->frame);
 	}
 	frame_at = (__u32)(l->tstate_frame - l->tstate_interp) & (PYEBPF_TSTATE_WINDOW - 1);
-	if (bpf_probe_read_user(window, frame_at + 8, (const void *)(tstate + l->tstate_interp)))
+	if (PYEBPF_READ_USER(window, frame_at + 8, (const void *)(tstate + l->tstate_interp)))
 		return -1;
 	__builtin_memcpy(&interp, window, sizeof(interp));
 	__builtin_memcpy(&ctx->frame, window + frame_at, sizeof(ctx->frame));
-	/* Every walk is of a thread of the current process: its tgid. */
 	if (interp == proc->main_interp && !pyebpf_read_ptr(interp + l->interp_code_generation, &generation))
-		image = (bpf_get_current_pid_tgid() & ~0xffffffffULL) | proc->image;
+		image = ((__u64)PYEBPF_WALKED_TGID() << 32) | proc->image;
 	ctx->epoch = pyebpf_memo_epoch(ctx->scratch, image, generation);
 	return 0;
 }

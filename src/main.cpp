@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "app/cli.hpp"
+#include "app/dump_command.hpp"
 #include "app/report_command.hpp"
 #include "app/runner.hpp"
 #include "pyebpf/error.hpp"
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   setup_logging(options->verbosity);
   try {
     if (options->command == pyebpf::app::Options::Command::Report) return pyebpf::app::print_stored_report(*options);
+    if (options->command == pyebpf::app::Options::Command::Dump) return pyebpf::app::print_thread_dump(*options);
     return pyebpf::app::run(*options);
   } catch (const pyebpf::Error& e) {
     if (e.hint().empty())

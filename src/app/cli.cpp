@@ -46,12 +46,13 @@ std::string redact_argv(int argc, char** argv) {
 std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code) {
   Options o;
   CLI::App cli{
-      "pyebpf: eBPF profiler for running CPython processes (3.8-3.13). Attaches to live PIDs with no restart\n"
+      "pyebpf: eBPF profiler for running CPython processes (3.8-3.15). Attaches to live PIDs with no restart\n"
       "and no code change, and prints one JSON object per line on stdout."};
   cli.set_version_flag("--version", PYEBPF_VERSION);
   cli.get_formatter()->column_width(34);
 
-  // -p and -e are required unless a subcommand (report) is given: checked after parsing.
+  // -p (or -n) and -e are required unless a subcommand is given (dump needs
+  // -p or -n, not -e; report neither): checked after parsing.
   auto* pid_opt = flags::check_pid(
       cli.add_option("-p,--pid", o.pids,
                      "Host PIDs of the Python processes to profile, with their descendants (one or more)")
@@ -118,11 +119,21 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   report->add_option("--pprof", o.pprof_path, kPprofHelp);
   report->add_option("--flamegraph", o.html_path, kFlameGraphHelp);
 
+  auto* dump = cli.add_subcommand(
+      "dump",
+      "Every thread of the targets now: state and for how long, what it waits on (GIL, lock, socket, sleep...), "
+      "kernel, native and Python stacks, deadlocks. Give -p/-n after it; the targets are not stopped");
+  dump->fallthrough();
+  dump->add_flag("--json", o.dump_json, "One JSON object per thread (metric thread_dump) instead of a table");
+
   try {
     cli.parse(argc, argv);
     o.command_line = redact_argv(argc, argv);  // after parsing: it overwrites the password in argv
     if (report->parsed()) {
       o.command = Options::Command::Report;
+    } else if (dump->parsed()) {
+      o.command = Options::Command::Dump;
+      if (pid_opt->count() == 0 && name_opt->count() == 0) throw CLI::RequiredError("--pid or --name");
     } else {
       if (pid_opt->count() == 0 && name_opt->count() == 0) throw CLI::RequiredError("--pid or --name");
       if (env_opt->count() == 0) throw CLI::RequiredError(env_opt->get_name());

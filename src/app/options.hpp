@@ -14,7 +14,7 @@ namespace pyebpf::app {
 // Everything the command line sets. Defaults match the original tool's.
 // Trackers' own flags live in their options structs.
 struct Options {
-  enum class Command { Profile, Report };
+  enum class Command { Profile, Report, Dump };
   Command command = Command::Profile;
 
   std::vector<pid_t> pids;
@@ -49,6 +49,9 @@ struct Options {
   // `pyebpf report FILE [--run N]` (with flame-graph outputs: converts instead of printing)
   std::string report_file;
   long report_run = 0;  // 0: the latest run in the file
+
+  // `pyebpf dump`: every thread of the targets now, as a table or (--json) JSON lines
+  bool dump_json = false;
 
   // Each tracker's own options (trackers/<name>.hpp), filled by its flags.
   TrackerOptionsMap trackers;

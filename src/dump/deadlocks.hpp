@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <vector>
+
+#include "dump/threads.hpp"
+
+namespace pyebpf::dump {
+
+// Follows waits_for (who holds what each thread waits on) within each
+// process: every thread on a cycle gets the cycle, starting from itself.
+void find_deadlocks(std::vector<DumpedProcess>& processes);
+
+}  // namespace pyebpf::dump

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <vector>
+
+#include "bpf/handles.hpp"
+#include "bpf/shared_maps.hpp"
+#include "bpf/skeleton.hpp"
+#include "thread_dump.h"
+
+struct thread_dump_bpf;
+
+namespace pyebpf::dump {
+
+// The threads of every process in py_procs at one moment, as the sleepable
+// task iterator of bpf/thread_dump.bpf.c reads them: state, time in it, the
+// system call and its arguments, kernel and user stacks, Python stack. Reads
+// without stopping anything; each read is a new pass of the iterator.
+class ThreadReader {
+ public:
+  // Loads the iterator with the shared maps (py_procs tells it the targets).
+  // Throws pyebpf::Error where the kernel cannot run it.
+  explicit ThreadReader(const bpf::SharedMaps& shared);
+  ~ThreadReader();
+  ThreadReader(const ThreadReader&) = delete;
+  ThreadReader& operator=(const ThreadReader&) = delete;
+
+  std::vector<pyebpf_thread_dump> read();
+
+ private:
+  bpf::Skeleton<thread_dump_bpf> skel_;
+  bpf::Link link_;
+};
+
+}  // namespace pyebpf::dump
