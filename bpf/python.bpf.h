@@ -265,6 +265,7 @@ const volatile bool targ_use_bpf_loop = true;
 struct pyebpf_walk_ctx {
 	const struct pyebpf_py_proc *proc;
 	struct pyebpf_py_stack *st;
+	__u64 *frames; /* where kept frame i's address goes, or NULL: pyebpf_walk_stack_at() */
 	struct pyebpf_walk_scratch *scratch;
 	__u64 frame;
 	__u64 mark;  /* a frame visited earlier: seeing it again means a loop */
@@ -444,6 +445,8 @@ static int pyebpf_walk_step(__u32 index, struct pyebpf_walk_ctx *ctx)
 			return 1;
 		}
 		slot = &st->frames[st->depth & (PYEBPF_MAX_FRAMES - 1)];
+		if (ctx->frames)
+			ctx->frames[st->depth & (PYEBPF_MAX_FRAMES - 1)] = frame;
 		slot->code = code;
 		slot->instr = pyebpf_frame_instr(l, fields, code);
 		slot->tag = tag;
@@ -456,18 +459,20 @@ static int pyebpf_walk_step(__u32 index, struct pyebpf_walk_ctx *ctx)
 }
 
 /*
- * Walks the frame chain of `tstate` into `st` (leaf first). Bounded: at most
+ * Walks the frame chain of `tstate` into `st` (leaf first), and the address
+ * of each frame kept into `frames` (PYEBPF_MAX_FRAMES of them) unless NULL
+ * (thread_dump: the frames' locals name the lock a thread waits on). Bounded: at most
  * PYEBPF_MAX_FRAME_VISITS frames are visited and PYEBPF_MAX_FRAMES kept. Frames
  * whose code is not a PyCodeObject (3.12+ shim frames, 3.13 f_executable None)
  * are skipped. st->depth lives in map memory on purpose: the verifier then
  * treats it as one unknown bounded value instead of tracking every possible
  * depth per iteration.
  */
-static __always_inline void pyebpf_walk_stack(const struct pyebpf_py_proc *proc, __u64 tstate,
-					      struct pyebpf_py_stack *st)
+static __always_inline void pyebpf_walk_stack_at(const struct pyebpf_py_proc *proc, __u64 tstate,
+						 struct pyebpf_py_stack *st, __u64 *frames)
 {
 	const struct pyebpf_py_layout *l = &proc->layout;
-	struct pyebpf_walk_ctx ctx = {.proc = proc, .st = st};
+	struct pyebpf_walk_ctx ctx = {.proc = proc, .st = st, .frames = frames};
 	__u32 zero = 0;
 
 	st->depth = 0;
@@ -501,6 +506,13 @@ static __always_inline void pyebpf_walk_stack(const struct pyebpf_py_proc *proc,
 		st->status = PYEBPF_STACK_FRAME_LOOP;
 		pyebpf_count(PYEBPF_CNT_FRAME_LOOP);
 	}
+}
+
+/* The same, where the frames' own addresses are not wanted (every tracker). */
+static __always_inline void pyebpf_walk_stack(const struct pyebpf_py_proc *proc, __u64 tstate,
+					      struct pyebpf_py_stack *st)
+{
+	pyebpf_walk_stack_at(proc, tstate, st, NULL);
 }
 
 #endif /* PYEBPF_PYTHON_BPF_H */

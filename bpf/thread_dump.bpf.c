@@ -172,7 +172,7 @@ int dump_threads(struct bpf_iter__task *ctx)
 	bytes = bpf_get_task_stack(task, rec->kstack.ips, sizeof(rec->kstack.ips), 0);
 	rec->kstack.depth = bytes > 0 ? bytes / sizeof(__u64) : 0;
 	user_side(task, rec);
-	pyebpf_walk_stack(proc, pyebpf_find_tstate(proc, rec->hdr.thread_id, task->pid), &rec->py);
+	pyebpf_walk_stack_at(proc, pyebpf_find_tstate(proc, rec->hdr.thread_id, task->pid), &rec->py, rec->py_frames);
 	bpf_seq_write(ctx->meta->seq, rec, sizeof(*rec));
 	return 0;
 }

@@ -47,6 +47,7 @@ struct pyebpf_thread_dump {
 	 * frame pointers while they lead up the stack (cut short in code built
 	 * without them); user space keeps those in executable mappings */
 	struct pyebpf_dump_native_stack ustack;
+	__u64 py_frames[PYEBPF_MAX_FRAMES]; /* the address of py.frames[i]'s frame */
 	struct pyebpf_py_stack py;
 };
 
@@ -54,7 +55,7 @@ PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_dump_native_stack) == 8 + 8 * PYEBPF_D
 		     "dump native stack layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_thread_dump) == sizeof(struct pyebpf_event_header) + 104 +
 								  2 * sizeof(struct pyebpf_dump_native_stack) +
-								  sizeof(struct pyebpf_py_stack),
+								  8 * PYEBPF_MAX_FRAMES + sizeof(struct pyebpf_py_stack),
 		     "thread dump layout");
 
 #endif /* PYEBPF_THREAD_DUMP_H */

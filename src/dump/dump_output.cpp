@@ -69,9 +69,9 @@ void process_text(std::string& out, const DumpedProcess& p) {
     out += "\n  DEADLOCK: ";
     for (std::size_t i = 0; i < cycle.size(); ++i) {
       const DumpedThread* t = find_thread(p, cycle[i]);
-      out += (i ? ", which waits for " : "") + who(p, cycle[i]) + (t ? " [" + t->wait.text + "]" : "");
+      out += (i ? "; " : "") + who(p, cycle[i]) + " waits on " + (t ? t->wait.text : "?");
     }
-    out += fmt::format(", which is held by {}.\n", who(p, cycle.front()));
+    out += ".\n";
   }
   // Threads waiting on one same object whose holder is not known.
   std::map<std::uint64_t, std::vector<const DumpedThread*>> by_object;

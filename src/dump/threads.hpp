@@ -22,7 +22,8 @@ namespace pyebpf::dump {
 
 // What a thread that is not running waits on, as far as can be told.
 struct Wait {
-  // gil, lock, socket, pipe, file, sleep, poll, child, futex, disk, other;
+  // gil, lock, condition, thread (a join), socket, pipe, file, sleep, poll,
+  // child, futex, disk, other;
   // "" for a thread that waits on nothing (running, runnable)
   std::string kind;
   std::string text;  // one line for people: "socket 127.0.0.1:8000 -> 127.0.0.1:51234 ESTABLISHED (recvfrom)"

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 
+#include "dump/python_locks.hpp"
 #include "dump/syscalls.hpp"
 #include "gil.h"
 #include "pyebpf/error.hpp"
@@ -62,29 +63,42 @@ double timespec_ms(const std::array<std::int64_t, 2>& ts) {
   return static_cast<double>(ts[0]) * 1e3 + static_cast<double>(ts[1]) / 1e6;
 }
 
-// nanosleep(req, rem) and clock_nanosleep(clock, flags, req, rem): how long,
-// and for an absolute deadline how long is left.
+// select/pselect6 on no file descriptors is a sleep: how Python before
+// 3.11 implements time.sleep.
+bool select_sleep(const DumpedThread& t) {
+  const auto& a = t.raw.args;
+  return (t.syscall == "select" || t.syscall == "pselect6") && a[0] == 0 && !a[1] && !a[2] && !a[3] && a[4];
+}
+
+// nanosleep(req, rem), clock_nanosleep(clock, flags, req, rem),
+// select(0, ..., timeval) and pselect6(0, ..., timespec): how long, and how
+// long is left (for a relative one, the request less the time asleep).
 Wait sleep_wait(const DumpedThread& t, const python::ProcessMemory& memory) {
   Wait w;
   w.kind = "sleep";
-  const bool clock_call = t.syscall == "clock_nanosleep";
-  const std::uint64_t request = clock_call ? t.raw.args[2] : t.raw.args[0];
-  auto ts = memory.read_value<std::array<std::int64_t, 2>>(request);
   w.object = nlohmann::ordered_json::object();
+  const bool clock_call = t.syscall == "clock_nanosleep";
+  const std::uint64_t request = clock_call ? t.raw.args[2] : select_sleep(t) ? t.raw.args[4] : t.raw.args[0];
+  auto ts = memory.read_value<std::array<std::int64_t, 2>>(request);
   if (!ts) {
     w.text = "sleep";
     return w;
   }
+  if (t.syscall == "select") (*ts)[1] *= 1000;  // a timeval: microseconds
+  double left = 0;
   if (clock_call && (t.raw.args[1] & TIMER_ABSTIME)) {
     timespec now{};
     clock_gettime(static_cast<clockid_t>(t.raw.args[0]), &now);
-    const double left = timespec_ms(*ts) - timespec_ms({now.tv_sec, now.tv_nsec});
-    w.text = "sleep, " + human_duration(std::max(left, 0.0)) + " left";
-    w.object["left_ms"] = std::max(left, 0.0);
+    left = timespec_ms(*ts) - timespec_ms({now.tv_sec, now.tv_nsec});
   } else {
-    w.text = "sleep of " + human_duration(timespec_ms(*ts));
     w.object["requested_ms"] = timespec_ms(*ts);
+    left = timespec_ms(*ts) - t.state_ms.value_or(0);
   }
+  left = std::max(left, 0.0);
+  w.object["left_ms"] = left;
+  w.text = w.object.contains("requested_ms")
+               ? "sleep of " + human_duration(timespec_ms(*ts)) + ", " + human_duration(left) + " left"
+               : "sleep, " + human_duration(left) + " left";
   return w;
 }
 
@@ -273,7 +287,7 @@ void name_waits(DumpedProcess& p, const python::PythonProcess& python) {
         t.wait = sleep_wait(t, memory);
         break;
       case SyscallKind::Poll:
-        t.wait = poll_wait(t, p.pid, memory, sockets);
+        t.wait = select_sleep(t) ? sleep_wait(t, memory) : poll_wait(t, p.pid, memory, sockets);
         break;
       case SyscallKind::Child:
         t.wait = child_wait(t);
@@ -283,6 +297,7 @@ void name_waits(DumpedProcess& p, const python::PythonProcess& python) {
         break;
     }
   }
+  name_python_waits(p, python);
 }
 
 }  // namespace pyebpf::dump

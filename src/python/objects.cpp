@@ -218,6 +218,19 @@ std::optional<std::uint64_t> ObjectReader::dict_get(std::uint64_t dict, std::str
   return find_str_keys(*entries, {key})[0];
 }
 
+std::optional<std::uint64_t> ObjectReader::module_global(std::uint64_t interp_ptr, std::string_view module,
+                                                         std::string_view name) const {
+  auto interp = memory_.read_u64(interp_ptr);
+  if (!interp || !*interp) return std::nullopt;
+  auto modules = memory_.read_u64(*interp + offsets_.require("interp.modules"));
+  if (!modules) return std::nullopt;
+  auto found = dict_get(*modules, module);
+  if (!found) return std::nullopt;
+  auto module_dict = memory_.read_u64(*found + offsets_.require("module.dict"));
+  if (!module_dict) return std::nullopt;
+  return dict_get(*module_dict, name);
+}
+
 std::vector<std::optional<std::uint64_t>> ObjectReader::instance_attrs(
     std::uint64_t obj, const std::vector<std::string_view>& names) const {
   using Found = std::vector<std::optional<std::uint64_t>>;

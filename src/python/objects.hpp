@@ -56,6 +56,11 @@ class ObjectReader {
   std::optional<DictEntries> dict_entries(std::uint64_t dict, std::size_t max_items = 1 << 16) const;
   // Value of the str key `key` in a dict.
   std::optional<std::uint64_t> dict_get(std::uint64_t dict, std::string_view key) const;
+  // The global `name` of module `module` (sys.modules[module].__dict__[name])
+  // of the interpreter `*interp_ptr` points at; nullopt if the module is not
+  // imported or either cannot be read.
+  std::optional<std::uint64_t> module_global(std::uint64_t interp_ptr, std::string_view module,
+                                             std::string_view name) const;
   // Instance attributes stored in the object's __dict__ (or its inline /
   // managed values on 3.11+), e.g. Thread._name, in the order of `names`:
   // one pass over the object's keys for all of them.

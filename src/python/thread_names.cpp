@@ -30,16 +30,7 @@ std::optional<std::uint64_t> ThreadNames::threading_dict(std::optional<std::uint
 }
 
 std::optional<std::uint64_t> ThreadNames::find_threading_dict(std::string_view name) const {
-  const OffsetsRow& off = objects_.offsets();
-  auto interp = objects_.memory().read_u64(interp_ptr_);
-  if (!interp || !*interp) return std::nullopt;
-  auto modules = objects_.memory().read_u64(*interp + off.require("interp.modules"));
-  if (!modules) return std::nullopt;
-  auto threading = objects_.dict_get(*modules, "threading");
-  if (!threading) return std::nullopt;  // not imported (yet): only MainThread exists
-  auto module_dict = objects_.memory().read_u64(*threading + off.require("module.dict"));
-  if (!module_dict) return std::nullopt;
-  return objects_.dict_get(*module_dict, name);
+  return objects_.module_global(interp_ptr_, "threading", name);
 }
 
 std::optional<std::string> ThreadNames::starting_thread_name(std::uint64_t thread_ident) {

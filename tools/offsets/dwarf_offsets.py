@@ -150,6 +150,32 @@ FIELDS = {
     "float.value": ["PyFloatObject.ob_fval"],
     "tuple.items": ["PyTupleObject.ob_item"],
     "list.items": ["PyListObject.ob_item"],
+    # pyebpf dump names the lock a blocked thread waits on from its top
+    # frame's fast locals and value stack (src/dump/python_locks.cpp): where
+    # they start, how many there are (3.11+: co_nlocalsplus + co_stacksize;
+    # <= 3.10: up to f_valuestack, then co_stacksize more), and on 3.14+
+    # where the live part of the value stack ends.
+    "frame.localsplus": ["_PyInterpreterFrame.localsplus", "PyFrameObject.f_localsplus"],
+    "frame.valuestack": ["PyFrameObject.f_valuestack"],
+    "frame.stackpointer": [("_PyInterpreterFrame.stackpointer", is_pointer)],
+    "code.stacksize": ["PyCodeObject.co_stacksize"],
+    "code.nlocalsplus": ["PyCodeObject.co_nlocalsplus"],
+    # What a `with lock:` leaves on the stack on 3.8-3.11: lock.__exit__
+    # bound to the lock (a C method); a Python method's self, for Condition.
+    "cfunction.self": ["PyCFunctionObject.m_self"],
+    "method.self": ["PyMethodObject.im_self"],
+    # _thread.lock / _thread.RLock (Modules/_threadmodule.c). Up to 3.13.0 a
+    # lock is a sem_t the waiter's futex word is the start of; from 3.13.1
+    # (RLock: 3.14) a PyMutex whose waiters park (Python/parking_lot.c) in a
+    # wait_entry on their own stack, with the futex word in its `sema` and
+    # the PyMutex's address in `addr`. An RLock records its owner.
+    "lock.sem": ["lockobject.lock_lock"],
+    "lock.mutex": ["lockobject.lock"],
+    "rlock.sem": ["rlockobject.rlock_lock"],
+    "rlock.mutex": ["rlockobject.lock.mutex"],
+    "rlock.owner": ["rlockobject.rlock_owner", "rlockobject.lock.thread"],
+    "parked.addr": ["struct wait_entry.addr"],
+    "parked.sema": ["struct wait_entry.sema"],
 }
 for m in ["last_holder", "locked", "switch_number", "interval", "mutex", "cond"]:
     FIELDS["gil." + m] = [GIL + "." + m]
@@ -172,7 +198,10 @@ SIZES = ["_PyRuntimeState", "PyInterpreterState", "PyThreadState",
          "struct _gc_runtime_state", "struct gc_generation",
          "struct gc_generation_stats",
          "struct gc_stats", "struct gc_young_stats_buffer",
-         "struct gc_old_stats_buffer"]
+         "struct gc_old_stats_buffer",
+         # tp_basicsize of _thread.LockType / _thread.RLock must match: 3.13
+         # changed _thread.lock's layout in a patch release (3.13.1)
+         "lockobject", "rlockobject"]
 
 # Element counts of arrays, by logical field (whose candidates name them).
 ARRAYS = ["gc.generations", "gc.generation_stats", "gcrings.old",
