@@ -16,6 +16,9 @@
  * task being dumped. One iterator runs at a time (user space reads it from
  * one thread) and a sleepable program runs with migration disabled. */
 __u32 dump_tid = 0;
+/* Set before a pass: only threads off their CPU at least this long get a
+ * record (offcpu's check for threads blocked now); 0: every thread (dump). */
+__u64 dump_min_blocked_ns = 0;
 
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
 extern void bpf_task_release(struct task_struct *p) __ksym;
@@ -169,6 +172,10 @@ int dump_threads(struct bpf_iter__task *ctx)
 	rec->voluntary_switches = task->nvcsw;
 	rec->involuntary_switches = task->nivcsw;
 	time_in_state(task, rec, now);
+	if (dump_min_blocked_ns &&
+	    (rec->on_cpu || rec->state == 0 /* TASK_RUNNING: runnable */ || rec->since_kind == PYEBPF_DUMP_SINCE_UNKNOWN ||
+	     rec->since_ns < dump_min_blocked_ns))
+		return 0;
 	bytes = bpf_get_task_stack(task, rec->kstack.ips, sizeof(rec->kstack.ips), 0);
 	rec->kstack.depth = bytes > 0 ? bytes / sizeof(__u64) : 0;
 	user_side(task, rec);

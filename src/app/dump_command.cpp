@@ -15,6 +15,7 @@
 #include "bpf/shared_maps.hpp"
 #include "dump/dump_output.hpp"
 #include "dump/threads.hpp"
+#include "native/kallsyms.hpp"
 #include "pyebpf/error.hpp"
 #include "sinks/json_lines_sink.hpp"
 #include "util/files.hpp"
@@ -61,7 +62,7 @@ int print_thread_dump(const Options& options) {
       prepared.push_back(targets.prepare(pid, table));
     } catch (const Error& e) {
       if (named) refused.push_back(e);
-      spdlog::log(named ? spdlog::level::warn : spdlog::level::debug, "pid {} is not dumped: {}", pid, e.what());
+      spdlog::debug("pid {} is not dumped: {}", pid, e.what());
     }
   }
   if (prepared.empty()) {
@@ -69,14 +70,17 @@ int print_thread_dump(const Options& options) {
     throw Error("no process matches -n '" + options.name_pattern + "'", "check it with pgrep -af '" +
                                                                              options.name_pattern + "'");
   }
+  // The others are dumped; each -p PID that cannot be says why, once.
+  for (const auto& e : refused) spdlog::warn("not dumped: {}", e.what());
   bpf::SharedMaps shared;
-  std::vector<trackers::Target*> dumped;
+  std::vector<const trackers::Target*> dumped;
   for (auto& t : prepared) {
     Target& added = targets.add(std::move(t));
     shared.add_process(added.pid, added.python->bpf_config());
   }
   for (auto& t : targets.all()) dumped.push_back(&t);
-  dump::Dumper dumper(shared);
+  const auto kallsyms = native::Kallsyms::load();
+  dump::Dumper dumper(shared, kallsyms);
   const auto processes = dumper.dump(dumped);
   WallClock clock;
   if (!options.dump_json) {

@@ -110,7 +110,7 @@ const ThreadDumpSchema& thread_dump_schema() {
 void fill_record(sinks::Record& r, const DumpedProcess& p, const DumpedThread& t, const std::string& env,
                  const WallClock& clock) {
   namespace f = sinks::thread_fields;
-  const ThreadDumpSchema& s = thread_dump_schema();
+  const auto& s = dynamic_cast<const ThreadDumpSchema&>(r.schema());
   const std::int64_t us = clock.epoch_us(t.raw.hdr.ts_ns);
   r.clear();
   r.set_text(f::env, env);

@@ -12,9 +12,11 @@
 namespace pyebpf::dump {
 
 // Metric thread_dump (table ebpf_thread_dump): one thread at the moment of a
-// dump, after the fields every thread-level event starts with.
+// dump, after the fields every thread-level event starts with. offcpu's
+// off_cpu_blocked has the same fields and more.
 struct ThreadDumpSchema : sinks::TableSchema {
-  ThreadDumpSchema() : TableSchema("thread_dump", "ebpf_thread_dump", Prefix::Thread) {}
+  explicit ThreadDumpSchema(std::string metric = "thread_dump", std::string table = "ebpf_thread_dump")
+      : TableSchema(std::move(metric), std::move(table), Prefix::Thread) {}
   const sinks::FieldId state = add("state", sinks::ColumnType::Symbol);
   const sinks::FieldId state_ms = add("state_ms", sinks::ColumnType::Float64, true);
   const sinks::FieldId syscall = add("syscall", sinks::ColumnType::Symbol, true);
@@ -37,7 +39,8 @@ struct ThreadDumpSchema : sinks::TableSchema {
 
 const ThreadDumpSchema& thread_dump_schema();
 
-// `r` (of thread_dump_schema()) filled from thread `t` of `p`.
+// `r` (of thread_dump_schema() or a schema derived from it) filled from
+// thread `t` of `p`.
 void fill_record(sinks::Record& r, const DumpedProcess& p, const DumpedThread& t, const std::string& env,
                  const WallClock& clock);
 

@@ -252,14 +252,14 @@ class PythonWaits {
       t.wait.object["owner_tid"] = holder->raw.hdr.tid;
       t.wait.object["owner"] = how;
       t.wait.text = fmt::format("{}, held by {} (tid {}{})", what, holder->thread_name, holder->raw.hdr.tid,
-                                std::string_view(how) == "inferred" ? ", inferred from its `with` block" : "");
+                                std::string_view(how) == "inferred" ? ", inferred" : "");
     } else if (ident) {
       t.wait.object["owner_ident"] = hex(ident);
       t.wait.object["owner"] = how;
-      t.wait.text = fmt::format("{}, held by thread ident {} (no thread of this process)", what, hex(ident));
+      t.wait.text = fmt::format("{}, held by thread ident {} (not among the threads read)", what, hex(ident));
     } else {
       t.wait.object["owner"] = nullptr;
-      t.wait.text = what + " (its holder is not recorded)";
+      t.wait.text = what + " (holder not recorded)";
     }
   }
 

@@ -26,7 +26,8 @@ ThreadReader::ThreadReader(const bpf::SharedMaps& shared)
 
 ThreadReader::~ThreadReader() = default;
 
-std::vector<pyebpf_thread_dump> ThreadReader::read() {
+std::vector<pyebpf_thread_dump> ThreadReader::read(std::uint64_t min_blocked_ns) {
+  skel_->bss->dump_min_blocked_ns = min_blocked_ns;
   Fd fd(bpf_iter_create(link_.fd()));
   if (!fd) throw Error(errno_text("thread dump: run task iterator", errno));
   std::vector<pyebpf_thread_dump> out;

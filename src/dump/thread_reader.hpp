@@ -25,7 +25,9 @@ class ThreadReader {
   ThreadReader(const ThreadReader&) = delete;
   ThreadReader& operator=(const ThreadReader&) = delete;
 
-  std::vector<pyebpf_thread_dump> read();
+  // Every thread of the targets, or with `min_blocked_ns`, only those off
+  // their CPU (sleeping, in uninterruptible wait...) at least that long.
+  std::vector<pyebpf_thread_dump> read(std::uint64_t min_blocked_ns = 0);
 
  private:
   bpf::Skeleton<thread_dump_bpf> skel_;

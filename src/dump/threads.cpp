@@ -60,7 +60,8 @@ std::string state_name(std::uint32_t state, std::uint32_t exit_state, bool on_cp
   return fmt::format("state {:#x}", state);
 }
 
-Dumper::Dumper(const bpf::SharedMaps& shared) : reader_(shared), kallsyms_(native::Kallsyms::load()) {}
+Dumper::Dumper(const bpf::SharedMaps& shared, const native::Kallsyms& kallsyms)
+    : reader_(shared), kallsyms_(kallsyms) {}
 Dumper::~Dumper() = default;
 
 native::NativeSymbolizer& Dumper::native(pid_t pid) {
@@ -69,7 +70,7 @@ native::NativeSymbolizer& Dumper::native(pid_t pid) {
   return *sym;
 }
 
-DumpedThread Dumper::decode(const pyebpf_thread_dump& rec, trackers::Target& target) {
+DumpedThread Dumper::decode(const pyebpf_thread_dump& rec, const trackers::Target& target) {
   DumpedThread t;
   t.raw = rec;
   const std::string comm = trackers::comm_text(rec.hdr.comm);
@@ -104,10 +105,11 @@ DumpedThread Dumper::decode(const pyebpf_thread_dump& rec, trackers::Target& tar
   return t;
 }
 
-std::vector<DumpedProcess> Dumper::dump(const std::vector<trackers::Target*>& targets) {
-  const auto records = reader_.read();
+std::vector<DumpedProcess> Dumper::dump(const std::vector<const trackers::Target*>& targets,
+                                        std::uint64_t min_blocked_ns) {
+  const auto records = reader_.read(min_blocked_ns);
   std::vector<DumpedProcess> out;
-  for (trackers::Target* target : targets) {
+  for (const trackers::Target* target : targets) {
     DumpedProcess p;
     p.pid = target->pid;
     p.comm = target->comm;
@@ -119,9 +121,10 @@ std::vector<DumpedProcess> Dumper::dump(const std::vector<trackers::Target*>& ta
     }
     std::sort(p.threads.begin(), p.threads.end(),
               [](const DumpedThread& a, const DumpedThread& b) { return a.raw.hdr.tid < b.raw.hdr.tid; });
-    if (p.threads.empty())
-      p.problems.push_back(process_exists(target->pid) ? "no thread could be read"
-                                                       : "the process exited before its threads were read");
+    if (!process_exists(target->pid))
+      p.problems.push_back("the process exited before its threads were read");
+    else if (p.threads.empty() && !min_blocked_ns)
+      p.problems.push_back("no thread could be read");
     name_waits(p, *target->python);
     out.push_back(std::move(p));
   }

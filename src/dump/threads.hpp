@@ -66,19 +66,22 @@ struct DumpedProcess {
 // GIL and GC state read from its memory) and its wait named.
 class Dumper {
  public:
-  explicit Dumper(const bpf::SharedMaps& shared);
+  // Kernel frames are named with `kallsyms`, which must outlive it.
+  Dumper(const bpf::SharedMaps& shared, const native::Kallsyms& kallsyms);
   ~Dumper();
 
-  // Every thread of `targets` (each already in py_procs) now. A target that
+  // Every thread of `targets` (each already in py_procs) now, or with
+  // `min_blocked_ns` only those blocked at least that long. A target that
   // ended meanwhile gives what was read of it before, with a problem line.
-  std::vector<DumpedProcess> dump(const std::vector<trackers::Target*>& targets);
+  std::vector<DumpedProcess> dump(const std::vector<const trackers::Target*>& targets,
+                                  std::uint64_t min_blocked_ns = 0);
 
  private:
   native::NativeSymbolizer& native(pid_t pid);
-  DumpedThread decode(const pyebpf_thread_dump& rec, trackers::Target& target);
+  DumpedThread decode(const pyebpf_thread_dump& rec, const trackers::Target& target);
 
   ThreadReader reader_;
-  native::Kallsyms kallsyms_;
+  const native::Kallsyms& kallsyms_;
   native::ElfCache elf_files_;
   std::map<pid_t, std::unique_ptr<native::NativeSymbolizer>> native_;
 };

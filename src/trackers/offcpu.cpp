@@ -55,7 +55,9 @@ void delete_keys(int map_fd, Pred&& pred) {
 OffCpuTracker::OffCpuTracker(const OffCpuOptions& options)
     : options_(options),
       decoder_(options.max_stack_depth, [this]() -> const native::Kallsyms& { return kallsyms(); }),
-      record_(off_cpu_schema()) {}
+      record_(off_cpu_schema()) {
+  if (options.blocked_after_s > 0) blocked_.emplace(options.blocked_after_s, options.min_total_ms);
+}
 OffCpuTracker::~OffCpuTracker() = default;
 
 OffCpuTracker::Skeleton OffCpuTracker::open_and_load(const Hooks& hooks) const {
@@ -188,6 +190,7 @@ void OffCpuTracker::consume() {
 void OffCpuTracker::finish() {
   decode_held(true);
   if (agg_timer_ && skel_) flush_aggregates();  // the partial last interval
+  if (blocked_ && ctx_) blocked_->finish(*ctx_, kallsyms());
 }
 
 // Reading /proc/kallsyms takes 0.1 s here and up to a second on big hosts,
@@ -198,6 +201,7 @@ void OffCpuTracker::finish() {
 void OffCpuTracker::tick() {
   start_kallsyms_load();
   decode_held(false);
+  if (blocked_ && ctx_ && kallsyms_ready()) blocked_->tick(*ctx_, kallsyms());
 }
 
 void OffCpuTracker::start_kallsyms_load() {
@@ -346,6 +350,12 @@ void OffCpuTracker::flush_aggregates() {
     delete_keys<pyebpf_offcpu_stack_key>(bpf_map__fd(m), stale);
 }
 
+std::vector<std::string> OffCpuTracker::summary() const {
+  std::vector<std::string> lines{summary_line()};
+  if (blocked_) lines.push_back("offcpu: " + blocked_->summary());
+  return lines;
+}
+
 std::string OffCpuTracker::summary_line() const {
   if (!skel_) return "offcpu: not started";
   Counters c = read_counters(skel_->maps.counters);
@@ -385,7 +395,7 @@ const TrackerDescriptor& offcpu_tracker() {
   static const TrackerDescriptor d{
       .name = "offcpu",
       .help = "why threads sleep: kernel, native and Python stacks",
-      .schemas = {&off_cpu_schema()},
+      .schemas = {&off_cpu_schema(), &off_cpu_blocked_schema()},
       .add_options = [](CLI::App& cli) -> std::shared_ptr<TrackerOptions> {
         auto o = std::make_shared<OffCpuOptions>();
         auto* offcpu = cli.add_option_group("offcpu", "Off-CPU: why threads sleep");
@@ -413,6 +423,10 @@ const TrackerDescriptor& offcpu_tracker() {
                          "When stacks are taken: auto (resume where the kernel has sched_exit_tp, else switch-out), "
                          "resume (only for reported sleeps), switch-out (every sleep)")
             ->check(CLI::IsMember({"auto", "resume", "switch-out"}));
+        flags::check(offcpu->add_option("--offcpu-blocked-after", o->blocked_after_s,
+                                        "Report a wait still in progress once it has lasted SECONDS, and at the end "
+                                        "every wait in progress (metric off_cpu_blocked; default 5, 0: never)"),
+                     flags::zero_or_more("seconds", "5"));
         return o;
       },
       .create = [](const TrackerOptions* o, const std::vector<std::string>&) -> std::unique_ptr<Tracker> {

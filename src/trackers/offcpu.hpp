@@ -17,6 +17,7 @@
 #include "offcpu.h"
 #include "pyebpf/fd.hpp"
 #include "trackers/descriptor.hpp"
+#include "trackers/offcpu_blocked.hpp"
 #include "trackers/offcpu_events.hpp"
 
 struct offcpu_bpf;
@@ -27,7 +28,8 @@ namespace pyebpf::trackers {
 // long it was off CPU, how long it then waited to run, its state, and its
 // kernel, user and Python stacks at switch-out. Per-event mode sends sleeps
 // above --offcpu-min-total-ms; aggregated mode (--offcpu-aggregate) emits
-// totals per (thread, stacks) every interval, aggregated in BPF maps.
+// totals per (thread, stacks) every interval, aggregated in BPF maps. Waits
+// that have not ended are metric `off_cpu_blocked` (offcpu_blocked.hpp).
 struct OffCpuOptions : TrackerOptions {
   double min_total_ms = 20;       // sleeps shorter than this are dropped in BPF
   double py_min_ms = 0;           // Python stack only for sleeps at least this long
@@ -36,6 +38,7 @@ struct OffCpuOptions : TrackerOptions {
   double aggregate_s = 0;         // > 0: aggregated mode, emit totals every this many seconds
   std::string hook = "auto";      // auto | tp_btf | raw_tp
   std::string capture = "auto";   // auto | resume | switch-out: where stacks are taken
+  double blocked_after_s = 5;     // report waits in progress this long (and those at the end); 0: never
 };
 
 class OffCpuTracker : public Tracker {
@@ -50,7 +53,7 @@ class OffCpuTracker : public Tracker {
   void tick() override;
   void finish() override;
   void remove_target(pid_t pid) override;
-  std::vector<std::string> summary() const override { return {summary_line()}; }
+  std::vector<std::string> summary() const override;
 
  private:
   std::string summary_line() const;
@@ -94,6 +97,7 @@ class OffCpuTracker : public Tracker {
   EventCounts counts_;
   std::uint64_t agg_records_ = 0;
   std::uint64_t agg_missing_stacks_ = 0;
+  std::optional<BlockedThreads> blocked_;  // unless --offcpu-blocked-after 0
 };
 
 }  // namespace pyebpf::trackers

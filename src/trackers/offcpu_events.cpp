@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "sinks/report_text.hpp"
+#include "trackers/offcpu_blocked.hpp"
 
 namespace pyebpf::trackers {
 
@@ -139,6 +140,7 @@ class OffCpuSection : public sinks::ReportSection {
  public:
   void add(const sinks::Record& r) override {
     const OffCpuSchema& s = off_cpu_schema();
+    if (&r.schema() != &s) return blocked_->add(r);
     double off = r.number(s.off_cpu_ms).value_or(0);
     auto count = static_cast<std::uint64_t>(std::max(1.0, r.number(s.count).value_or(1)));
     off_cpu_ms_ += off;
@@ -157,6 +159,12 @@ class OffCpuSection : public sinks::ReportSection {
   }
 
   void render(std::string& out) const override {
+    render_reasons(out);
+    blocked_->render(out);
+  }
+
+ private:
+  void render_reasons(std::string& out) const {
     if (count_ == 0) return;
     heading(out, fmt::format("Off-CPU: top reasons by time  [off_cpu: {} switches, {} ms off CPU, {} ms in run queue]",
                              count_, ms(off_cpu_ms_), ms(runq_ms_)));
@@ -177,7 +185,6 @@ class OffCpuSection : public sinks::ReportSection {
           rows);
   }
 
- private:
   struct Key {
     std::string state, kernel, thread, python;
     bool operator<(const Key& o) const {
@@ -191,6 +198,7 @@ class OffCpuSection : public sinks::ReportSection {
   std::map<Key, Reason> reasons_;
   double off_cpu_ms_ = 0, runq_ms_ = 0;
   std::uint64_t count_ = 0;
+  std::unique_ptr<sinks::ReportSection> blocked_ = make_blocked_report();  // off_cpu_blocked records
 };
 
 }  // namespace

@@ -365,8 +365,72 @@ TEST_P(OffCpuE2E, PythonStackOptionsAndNativeDepthLimit) {
   }
 }
 
+// The off_cpu_blocked records of a finished run, by thread name.
+std::map<std::string, std::vector<Json>> blocked_by_thread(const RunResult& r) {
+  std::map<std::string, std::vector<Json>> out;
+  for (const auto& line : split(r.out, '\n')) {
+    if (line.empty()) continue;
+    Json j = Json::parse(line);
+    if (j.at("metric") == "off_cpu_blocked") out[j.at("thread_name").get<std::string>()].push_back(j);
+  }
+  return out;
+}
+
+// A deadlock runs nothing and ends no sleep, so off_cpu alone shows nothing.
+// Threads blocked --offcpu-blocked-after seconds are reported once while the
+// run goes on (checked every half second: not once per check), and again at
+// the end with their stacks and locks; the report names the cycle.
+TEST_P(OffCpuE2E, WaitsThatNeverEndAreReportedWithTheirLocks) {
+  Workload workload(GetParam(), "hung.py", {"locks"});
+  const Json& truth = workload.ready();
+  RunResult r = run_pyebpf({"-p", std::to_string(workload.pid()), "--enable", "offcpu", "--duration", "3",
+                            "--offcpu-blocked-after", "1", "-e", "stuck"},
+                           std::chrono::seconds(60));
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto blocked = blocked_by_thread(r);
+  const std::string deadlock_frame = frame_at(truth, "deadlock", "deadlock");
+  for (const auto& [me, other] : {std::pair{"Deadlock-A", "Deadlock-B"}, std::pair{"Deadlock-B", "Deadlock-A"},
+                                  std::pair{"RDeadlock-A", "RDeadlock-B"}, std::pair{"RDeadlock-B", "RDeadlock-A"}}) {
+    SCOPED_TRACE(me);
+    const Json& facts = truth.at("threads").at(me);
+    std::vector<Json> during, at_end;
+    for (const auto& e : blocked[me]) (e.at("reported") == "end" ? at_end : during).push_back(e);
+    ASSERT_EQ(during.size(), 1u) << "one report while blocked, whatever the number of checks: " << r.out;
+    ASSERT_EQ(at_end.size(), 1u) << r.out;
+    EXPECT_GE(during[0].at("state_ms").get<double>(), 1000.0) << during[0];
+    const Json& e = at_end[0];
+    EXPECT_EQ(e.at("container_tid"), facts.at("tid")) << e;
+    EXPECT_GE(e.at("state_ms").get<double>(), 3000.0) << "blocked before and through the whole run: " << e;
+    const std::string stack = e.at("py_stack");
+    EXPECT_EQ(stack.substr(stack.rfind(';') + 1), deadlock_frame) << e;
+    EXPECT_EQ(e.at("wait_kind"), "lock") << e;
+    EXPECT_EQ(e.at("wait_object").at("address"), facts.at("waits_on")) << e;
+    ASSERT_EQ(blocked[other].size(), 2u);
+    EXPECT_EQ(e.at("waits_for_tid"), blocked[other][0].at("tid")) << e;
+    EXPECT_EQ(e.at("deadlock").size(), 2u) << e;
+  }
+  EXPECT_NE(r.err.find("Blocked now: threads off CPU when the run ended"), std::string::npos) << r.err;
+  for (const char* name : {"Deadlock-A", "RDeadlock-A"})
+    EXPECT_NE(r.err.find(std::string("DEADLOCK: ") + name + " ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("offcpu: 9 waits reported while in progress (blocked 1 s or more), 9 threads blocked at "
+                       "the end"),
+            std::string::npos)
+      << r.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(Pythons, OffCpuE2E, ::testing::ValuesIn(test_pythons()),
                          [](const auto& info) { return build_test_name(info.param); });
+
+// --offcpu-blocked-after 0: off_cpu only, no look at threads blocked now.
+TEST(OffCpuBlocked, ZeroTurnsTheCheckOff) {
+  Workload workload(python_3_11(), "hung.py", {"locks"});
+  workload.ready();
+  RunResult r = run_pyebpf({"-p", std::to_string(workload.pid()), "--enable", "offcpu", "--duration", "1.5",
+                            "--offcpu-blocked-after", "0", "-e", "off"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(blocked_by_thread(r).empty()) << r.out;
+  EXPECT_EQ(r.err.find("Blocked now"), std::string::npos) << r.err;
+}
 
 }  // namespace
 }  // namespace pyebpf::e2e
