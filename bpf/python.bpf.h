@@ -174,26 +174,59 @@ static __always_inline bool pyebpf_tstate_is_thread(const struct pyebpf_py_proc 
 	return thread_id == tp;
 }
 
-/* Slow path: walk interp->threads for the entry whose thread_id is `tp`. */
+/*
+ * Chosen by user space before load: bpf_loop (Linux 5.17+) verifies the frame
+ * step and the thread-list step once instead of once per iteration, which
+ * keeps load time low when several programs inline the walkers; older
+ * kernels get bounded loops.
+ */
+const volatile bool targ_use_bpf_loop = true;
+
+struct pyebpf_thread_walk_ctx {
+	const struct pyebpf_py_layout *l;
+	__u64 tp;
+	__u64 tstate; /* the entry to look at next */
+	__u64 found;
+};
+
+static int pyebpf_thread_walk_step(__u32 index, struct pyebpf_thread_walk_ctx *ctx)
+{
+	__u64 thread_id;
+
+	if (!ctx->tstate || pyebpf_read_ptr(ctx->tstate + ctx->l->tstate_thread_id, &thread_id))
+		return 1;
+	if (thread_id == ctx->tp) {
+		ctx->found = ctx->tstate;
+		return 1;
+	}
+	return pyebpf_read_ptr(ctx->tstate + ctx->l->tstate_next, &ctx->tstate) ? 1 : 0;
+}
+
+/*
+ * Slow path: walk interp->threads for the entry whose thread_id is `tp`. New
+ * threads go to the head of the list, so in a service of many threads the
+ * oldest (often its workers) are the farthest: with bpf_loop the walk goes up
+ * to PYEBPF_MAX_THREAD_LOOP entries, once per thread (the caller caches it).
+ */
 static __always_inline __u64 pyebpf_walk_thread_list(const struct pyebpf_py_proc *proc, __u64 tp)
 {
+	struct pyebpf_thread_walk_ctx ctx = {.l = &proc->layout, .tp = tp};
 	const struct pyebpf_py_layout *l = &proc->layout;
-	__u64 interp, tstate, thread_id;
+	__u64 interp;
 
 	if (pyebpf_read_ptr(proc->runtime + l->runtime_interp_head, &interp) || !interp)
 		return 0;
-	if (pyebpf_read_ptr(interp + l->interp_threads_head, &tstate))
+	if (pyebpf_read_ptr(interp + l->interp_threads_head, &ctx.tstate))
 		return 0;
-#pragma clang loop unroll(disable)
-	for (int i = 0; i < PYEBPF_MAX_THREAD_WALK && tstate; i++) {
-		if (pyebpf_read_ptr(tstate + l->tstate_thread_id, &thread_id))
-			return 0;
-		if (thread_id == tp)
-			return tstate;
-		if (pyebpf_read_ptr(tstate + l->tstate_next, &tstate))
-			return 0;
+	if (targ_use_bpf_loop) {
+		bpf_loop(PYEBPF_MAX_THREAD_LOOP, pyebpf_thread_walk_step, &ctx, 0);
+		return ctx.found;
 	}
-	return 0;
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < PYEBPF_MAX_THREAD_WALK; i++)
+		if (pyebpf_thread_walk_step(i, &ctx))
+			break;
+	return ctx.found;
 }
 
 /*
@@ -254,13 +287,6 @@ static __always_inline __s32 pyebpf_frame_instr(const struct pyebpf_py_layout *l
 		return (__s32)offset;
 	}
 }
-
-/*
- * Chosen by user space before load: bpf_loop (Linux 5.17+) verifies the frame
- * step once instead of once per iteration, which keeps load time low when
- * several programs inline the walker; older kernels get the bounded loop.
- */
-const volatile bool targ_use_bpf_loop = true;
 
 struct pyebpf_walk_ctx {
 	const struct pyebpf_py_proc *proc;
