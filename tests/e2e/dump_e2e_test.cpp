@@ -174,6 +174,24 @@ TEST_P(DumpE2E, ThreadInAGarbageCollectionIsMarked) {
   EXPECT_NE(leaf(collecting).find(collect_line), std::string::npos) << collecting;
 }
 
+// A service of many threads: its oldest threads are the farthest down the
+// interpreter's thread list, and each still gets its Python stack.
+TEST_P(DumpE2E, EveryThreadOfAManyThreadServiceHasItsStack) {
+  Workload workload(GetParam(), "hung.py", {"many"});
+  const Json& truth = workload.ready();
+  const std::string sleep_frame = frame_at(truth, "sleeper", "sleep");
+  auto threads = dump_threads(workload.pid());
+  ASSERT_EQ(threads.size(), 301u);
+  for (const auto& [name, facts] : truth.at("threads").items()) {
+    if (name == "MainThread") continue;
+    SCOPED_TRACE(name);
+    const Json& t = threads.at(name);
+    EXPECT_EQ(t.at("container_tid"), facts.at("tid"));
+    EXPECT_EQ(leaf(t), sleep_frame) << t;
+    EXPECT_EQ(t.at("wait_kind"), "sleep") << t;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Pythons, DumpE2E, ::testing::ValuesIn(test_pythons()),
                          [](const auto& info) { return build_test_name(info.param); });
 

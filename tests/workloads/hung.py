@@ -13,6 +13,8 @@ stdin closes.
           and so mostly wait for the GIL it holds
   gc      "Collector" calls gc.collect() on a large heap in a loop: it is
           nearly always inside a collection
+  many    300 threads "Idle-<i>" in time.sleep: more than the 256 entries
+          an unrolled thread-list walk reaches
 """
 import gc
 import os
@@ -121,6 +123,12 @@ elif SCENE == "gil":
     while len(truth["threads"]) < 4:
         time.sleep(0.01)
     lines = ("spin", "gil_wait")
+elif SCENE == "many":
+    for i in range(300):
+        start(sleeper, "Idle-%d" % i)
+    while len(truth["threads"]) < 301:
+        time.sleep(0.01)
+    lines = ("sleep",)
 else:
     start(collector, "Collector")
     started.wait()
