@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dump/deadlocks.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace pyebpf::dump {
@@ -27,6 +28,11 @@ void find_deadlocks(std::vector<DumpedProcess>& processes) {
       }
     }
   }
+}
+
+std::vector<pid_t> canonical_cycle(std::vector<pid_t> cycle) {
+  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
+  return cycle;
 }
 
 }  // namespace pyebpf::dump

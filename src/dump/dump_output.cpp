@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
+#include "dump/deadlocks.hpp"
 #include "dump/waits.hpp"
 #include "util/text.hpp"
 
@@ -54,17 +56,9 @@ void process_text(std::string& out, const DumpedProcess& p) {
                        fit(t.state, 16), for_how_long(t), t.gil.empty() ? "-" : t.gil, waiting);
   }
   // Cycles of threads waiting on each other, each once.
-  std::vector<std::vector<pid_t>> cycles;
-  for (const auto& t : p.threads) {
-    if (t.deadlock.empty()) continue;
-    auto sorted = t.deadlock;
-    std::sort(sorted.begin(), sorted.end());
-    bool seen = std::any_of(cycles.begin(), cycles.end(), [&](auto c) {
-      std::sort(c.begin(), c.end());
-      return c == sorted;
-    });
-    if (!seen) cycles.push_back(t.deadlock);
-  }
+  std::set<std::vector<pid_t>> cycles;
+  for (const auto& t : p.threads)
+    if (!t.deadlock.empty()) cycles.insert(canonical_cycle(t.deadlock));
   for (const auto& cycle : cycles) {
     out += "\n  DEADLOCK: ";
     for (std::size_t i = 0; i < cycle.size(); ++i) {

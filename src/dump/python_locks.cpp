@@ -68,6 +68,9 @@ class PythonWaits {
   }
 
   void run() {
+    // A Lock's holder is inferred from the other threads' frames, less the
+    // threads waiting for that lock: only once every wait is named.
+    std::vector<DumpedThread*> lock_waits;
     for (auto& t : p_.threads) {
       if (t.wait.kind != "futex") continue;
       if (name_join(t)) continue;
@@ -77,18 +80,17 @@ class PythonWaits {
       t.wait.kind = "lock";
       t.wait.address = *lock;
       t.wait.object = {{"address", hex(*lock)}, {"type", type.name}};
-      if (type.owner) owner_recorded_[&t] = memory_.read_u64(*lock + *type.owner).value_or(0);
-      name_condition(t);
-    }
-    for (auto& t : p_.threads) {
-      if (t.wait.kind != "lock") continue;
-      auto recorded = owner_recorded_.find(&t);
-      if (recorded != owner_recorded_.end()) {
-        describe_holder(t, recorded->second ? by_ident(recorded->second) : nullptr, recorded->second, "recorded");
+      if (name_condition(t)) continue;
+      if (type.owner) {
+        const std::uint64_t ident = memory_.read_u64(*lock + *type.owner).value_or(0);
+        describe_holder(t, ident ? by_ident(ident) : nullptr, ident, "recorded");
       } else {
-        const DumpedThread* holder = inferred_holder(t.wait.address);
-        describe_holder(t, holder, holder ? holder->raw.hdr.thread_id : 0, "inferred");
+        lock_waits.push_back(&t);
       }
+    }
+    for (DumpedThread* t : lock_waits) {
+      const DumpedThread* holder = inferred_holder(t->wait.address);
+      describe_holder(*t, holder, holder ? holder->raw.hdr.thread_id : 0, "inferred");
     }
   }
 
@@ -144,7 +146,8 @@ class PythonWaits {
   }
 
   std::uint64_t bound_self(std::uint64_t obj) const {
-    auto self = memory_.read_u64(obj + row_.field("cfunction.self").value_or(24));
+    auto self_at = row_.field("cfunction.self");
+    auto self = self_at ? memory_.read_u64(obj + *self_at) : std::nullopt;
     return self ? *self : 0;
   }
 
@@ -264,17 +267,18 @@ class PythonWaits {
   }
 
   bool leaf_is(const DumpedThread& t, std::initializer_list<std::string_view> functions) const {
-    if (t.py_stack.empty() || !t.raw.py.depth || !t.py_stack.back().file.ends_with("threading.py")) return false;
+    if (t.py_stack.empty() || !t.py_stack.back().file.ends_with("threading.py")) return false;
     return std::find(functions.begin(), functions.end(), t.py_stack.back().function) != functions.end();
   }
 
   // Condition.wait blocks on a lock of its own, made for this one wait and
   // already held by the waiter: what it waits for is a notify() on the
-  // Condition (its frame's `self`), from whatever called it.
-  void name_condition(DumpedThread& t) {
-    if (!leaf_is(t, {"Condition.wait", "wait"})) return;
+  // Condition (its frame's `self`), from whatever called it. False if the
+  // wait is not one.
+  bool name_condition(DumpedThread& t) {
+    if (!leaf_is(t, {"Condition.wait", "wait"})) return false;
     const auto slots = frame_slots(t.raw.py_frames[0]);
-    if (slots.empty() || !slots[0]) return;
+    if (slots.empty() || !slots[0]) return false;
     const std::uint64_t waiter_lock = t.wait.address;
     std::string caller = t.py_stack.size() > 1 ? std::string(t.py_stack[t.py_stack.size() - 2].function) : "";
     t.wait.kind = "condition";
@@ -283,6 +287,7 @@ class PythonWaits {
     if (!caller.empty()) t.wait.object["in"] = caller;
     t.wait.text = fmt::format("threading.Condition {}{}, until notify()", hex(slots[0]),
                               caller.empty() ? "" : " in " + caller);
+    return true;
   }
 
   // Thread.join: waits for the thread the frame's `self` is (its _ident).
@@ -315,7 +320,6 @@ class PythonWaits {
   std::vector<LockType> lock_types_;
   std::optional<std::uint32_t> parked_addr_, parked_sema_;
   std::map<std::uint64_t, const DumpedThread*> by_ident_;
-  std::map<const DumpedThread*, std::uint64_t> owner_recorded_;  // RLock waits: the owner ident read
   std::map<std::uint64_t, std::string> type_names_;
 };
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <set>
 
+#include "dump/deadlocks.hpp"
 #include "dump/waits.hpp"
 #include "pyebpf/error.hpp"
 #include "sinks/report_text.hpp"
@@ -33,11 +34,8 @@ class BlockedSection : public sinks::ReportSection {
                      field_text(r, s.wait, "-"), depth ? short_frame(r.py_frame(s.py_stack, depth - 1)) : "-"});
     names_[tid] = fmt::format("{} ({})", thread_of(r), tid);
     if (r.kind(s.deadlock) == sinks::Record::Kind::Json) {
-      std::vector<pid_t> cycle = r.json(s.deadlock).get<std::vector<pid_t>>();
-      if (cycle.empty()) return;
-      // One rotation per cycle: from its lowest tid.
-      std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
-      deadlocks_.insert(cycle);
+      auto cycle = r.json(s.deadlock).get<std::vector<pid_t>>();
+      if (!cycle.empty()) deadlocks_.insert(dump::canonical_cycle(std::move(cycle)));
     }
   }
 
@@ -76,7 +74,7 @@ class BlockedSection : public sinks::ReportSection {
 
   std::vector<Row> rows_;
   std::map<pid_t, std::string> names_;    // "Deadlock-A (1234)"
-  std::set<std::vector<pid_t>> deadlocks_;  // cycles of tids, each from its lowest
+  std::set<std::vector<pid_t>> deadlocks_;  // canonical_cycle()s
 };
 
 }  // namespace
@@ -132,15 +130,18 @@ void BlockedThreads::report(TrackerContext& ctx, std::uint64_t min_ns, const cha
     spdlog::warn("offcpu: threads blocked now could not be read: {}", e.what());
     return;
   }
+  // A thread not blocked long enough now has ended the wait reported: only
+  // this pass's threads are kept (so the map does not grow with thread churn).
+  std::map<pid_t, std::uint64_t> blocked_now;
   for (const auto& p : processes) {
     for (const auto& problem : p.problems) spdlog::debug("offcpu: blocked threads of pid {}: {}", p.pid, problem);
     for (const auto& t : p.threads) {
       const pid_t tid = static_cast<pid_t>(t.raw.hdr.tid);
       const std::uint64_t switches = t.raw.voluntary_switches + t.raw.involuntary_switches;
       if (!at_end) {
-        auto [it, fresh] = reported_waits_.try_emplace(tid, switches);
-        if (!fresh && it->second == switches) continue;  // this wait was reported already
-        it->second = switches;
+        blocked_now[tid] = switches;
+        auto seen = reported_waits_.find(tid);
+        if (seen != reported_waits_.end() && seen->second == switches) continue;  // this wait was reported already
       }
       dump::fill_record(record_, p, t, ctx.env, ctx.clock);
       record_.set_text(off_cpu_blocked_schema().reported, why);
@@ -148,6 +149,7 @@ void BlockedThreads::report(TrackerContext& ctx, std::uint64_t min_ns, const cha
       ++(at_end ? at_end_ : during_);
     }
   }
+  if (!at_end) reported_waits_ = std::move(blocked_now);
 }
 
 std::string BlockedThreads::summary() const {

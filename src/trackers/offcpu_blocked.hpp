@@ -58,8 +58,8 @@ class BlockedThreads {
   std::unique_ptr<dump::Dumper> dumper_;
   std::string unavailable_;  // why the threads cannot be read, once that failed
   std::uint64_t next_check_ns_ = 0;
-  // The thread's context-switch count when its wait was reported: unchanged,
-  // it is still the same wait.
+  // The context-switch count of each thread blocked at the last look: still
+  // the same, it is the same wait, already reported.
   std::map<pid_t, std::uint64_t> reported_waits_;
   std::uint64_t during_ = 0, at_end_ = 0;
   EventCounts counts_;
