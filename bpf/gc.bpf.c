@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * gc: every garbage collection of a target interpreter counted and timed per
- * generation in gc_stats, one event for each at or above the threshold (gc.h
- * says where the numbers come from). Two hook pairs share the logic below; user
- * space attaches one pair per target, chosen by what its binary has:
+ * gc: GC's share of each target's CPU from CPU-clock samples (gc_sample, at
+ * the end), and, while user space has the probe pair on a target, every
+ * collection counted and timed per generation in gc_stats, one event for each
+ * at or above the threshold (gc.h says where the numbers come from). Two hook
+ * pairs share the logic below; user space attaches one pair per target, chosen
+ * by what its binary has:
  *
  *   gc_usdt_start / gc_usdt_done        python:gc__start / python:gc__done USDT
  *                                       (builds made --with-dtrace, stripped or not)
@@ -56,6 +58,15 @@ struct {
 	__type(key, struct pyebpf_gc_stats_key);
 	__type(value, struct pyebpf_gc_stats);
 } gc_stats SEC(".maps");
+
+/* GC's share of each target's CPU, from CPU-clock samples (gc.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, PYEBPF_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct pyebpf_gc_samples);
+} gc_samples SEC(".maps");
 
 /* A collection in progress on one thread (ts_ns 0: none). */
 struct gc_start {
@@ -380,5 +391,54 @@ SEC("usdt")
 int BPF_USDT(gc_usdt_done)
 {
 	gc_end(ctx, PYEBPF_GC_HOOK_USDT);
+	return 0;
+}
+
+/* True when `task`, a thread of the target `gp` describes, is running one of
+ * its main interpreter's collections: `collecting` is set, and the thread
+ * holds the GIL (with the GIL, the collecting thread keeps it throughout;
+ * another thread of the process on a CPU meanwhile runs without it). Where
+ * the GIL is unknown, `collecting` alone decides. */
+static __always_inline bool runs_collection(const struct pyebpf_gc_proc *gp, __u32 tgid, struct task_struct *task)
+{
+	struct pyebpf_py_proc *proc;
+	__s32 collecting = 0, locked = 0;
+	__u64 holder = 0;
+
+	if (bpf_probe_read_user(&collecting, sizeof(collecting), (const void *)(gp->gcstate + gp->collecting)) ||
+	    !collecting)
+		return false;
+	if (!gp->gil)
+		return true;
+	if (bpf_probe_read_user(&locked, sizeof(locked), (const void *)(gp->gil + gp->gil_locked)) || !locked ||
+	    pyebpf_read_ptr(gp->gil + gp->gil_holder, &holder))
+		return false;
+	proc = pyebpf_lookup_proc(tgid);
+	return proc && pyebpf_tstate_is_thread(proc, holder, pyebpf_thread_pointer(task));
+}
+
+/* The default gc mode's only hook: a CPU-clock sample (--gc-sample-hz) that
+ * finds a target's thread on a CPU counts it, and counts it as GC when that
+ * thread runs a collection. Nothing runs in the target but the timer
+ * interrupt every profiler takes. */
+SEC("perf_event")
+int gc_sample(struct bpf_perf_event_data *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pyebpf_gc_samples *s;
+	struct pyebpf_gc_proc *gp;
+
+	s = bpf_map_lookup_elem(&gc_samples, &tgid);
+	if (!s)
+		return 0;
+	gp = bpf_map_lookup_elem(&gc_procs, &tgid);
+	if (!gp)
+		return 0;
+	if (!s->hdr.pid)
+		pyebpf_fill_header(&s->hdr, task, bpf_ktime_get_ns());
+	s->samples++;
+	if (runs_collection(gp, tgid, task))
+		s->collecting++;
 	return 0;
 }

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * gc tracker: every garbage collection of a target interpreter is counted and
- * timed per generation in BPF (gc_stats); one event, with the Python stack,
- * goes out only for a collection at or above the threshold (--gc-min-ms).
+ * gc tracker. By default nothing runs in the target per collection: user
+ * space reads the interpreter's own per-generation counters (below), and a
+ * CPU-clock sampler (gc_sample) counts how often a target's thread is found
+ * running a collection (struct pyebpf_gc_samples). While the probe pair is on
+ * (--gc-pauses: a target that collects rarely, or always), every collection
+ * is also counted and timed per generation in BPF (gc_stats); one event, with
+ * the Python stack, goes out for a collection at or above --gc-min-ms.
  *
  * Whatever the hook (uprobe/uretprobe pair on gc_collect_main or collect, or
  * the USDT probes python:gc__start/gc__done), the numbers come from the same
@@ -67,6 +71,13 @@ struct pyebpf_gc_proc {
 	__u16 collected;
 	__u16 uncollectable;
 	struct pyebpf_gc_gen gen[PYEBPF_GC_GENERATIONS];
+	/* For the sampler (gc_sample): is a collection running, and is the
+	 * sampled thread the one running it (the GIL's holder)? */
+	__u64 gil;	   /* &struct _gil_runtime_state of the main interpreter; 0: unknown */
+	__u16 collecting;  /* _gc_runtime_state.collecting: nonzero while a collection runs */
+	__u16 gil_locked;  /* _gil_runtime_state.locked */
+	__u16 gil_holder;  /* _gil_runtime_state.last_holder: a PyThreadState* */
+	__u16 pad;
 };
 
 /* Which hook produced an event. */
@@ -125,6 +136,18 @@ struct pyebpf_gc_stats {
 	struct pyebpf_interval_stats pauses; /* the timed ones (docs/trackers/gc.md: nested) */
 };
 
+/*
+ * Value of the per-CPU gc_samples map (key: host tgid, made by user space per
+ * target): CPU-clock samples that found one of the target's threads on a CPU,
+ * and those that found it running a collection. Their ratio is GC's share of
+ * the target's CPU, with no hook in the target (the default gc mode).
+ */
+struct pyebpf_gc_samples {
+	struct pyebpf_event_header hdr; /* of this CPU's first sample: who the target is */
+	__u64 samples;
+	__u64 collecting;
+};
+
 /* Tracker counters (slots after the common ones, see common.h). */
 enum pyebpf_gc_counter {
 	PYEBPF_GC_CNT_NOOP = PYEBPF_CNT_TRACKER_BASE, /* collector calls that collected nothing */
@@ -137,7 +160,8 @@ enum pyebpf_gc_counter {
 
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_gen_stats) == 24, "gc totals layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_gen) == 8, "gc generation layout");
-PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_proc) == 24 + 8 * PYEBPF_GC_GENERATIONS, "gc proc layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_proc) == 40 + 8 * PYEBPF_GC_GENERATIONS, "gc proc layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_samples) == 56 + 16, "gc samples layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_stats_key) == 8, "gc stats key layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gc_stats) == 56 + 3 * 8 + sizeof(struct pyebpf_interval_stats),
 		     "gc stats layout");

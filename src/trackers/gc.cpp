@@ -20,8 +20,10 @@
 #include "pyebpf/error.hpp"
 #include "python/process.hpp"
 #include "trackers/bpf_counters.hpp"
+#include "trackers/gil.hpp"
 #include "trackers/gc_events.hpp"
 #include "util/clock.hpp"
+#include "util/files.hpp"
 #include "util/flag_rules.hpp"
 #include "util/text.hpp"
 #include "util/timer.hpp"
@@ -48,34 +50,6 @@ std::uint64_t required_size(const python::OffsetsRow& row, const std::string& ty
   auto size = row.size(type);
   if (!size) throw Error("offsets row " + row.label + " has no sizeof(" + type + ")");
   return *size;
-}
-
-// The running totals of generation `g`, read the way gc.bpf.c reads them: the
-// span of every generation's entry at once, or the ring's newest entry.
-std::optional<pyebpf_gc_gen_stats> read_totals(const python::ProcessMemory& memory, const pyebpf_gc_proc& cfg, int g) {
-  std::uint64_t totals = cfg.gcstate + cfg.stats;
-  if (cfg.stats_pointer) {
-    auto ptr = memory.read_u64(totals);
-    if (!ptr || !*ptr) return std::nullopt;
-    totals = *ptr;
-  }
-  std::uint64_t entry = totals, at = cfg.gen[g].base;
-  std::size_t span = cfg.totals_bytes;
-  if (!span) {
-    entry += cfg.gen[g].base;
-    auto index = memory.read_value<std::uint8_t>(entry + cfg.gen[g].index);
-    if (!index || *index >= cfg.gen[g].length) return std::nullopt;
-    entry += std::uint64_t{*index} * cfg.entry_size;
-    at = 0;
-    span = cfg.entry_size;
-  }
-  auto bytes = memory.read_bytes(entry, span);
-  if (!bytes || bytes->size() != span) return std::nullopt;
-  pyebpf_gc_gen_stats out{};
-  std::memcpy(&out.collections, bytes->data() + at + cfg.collections, 8);
-  std::memcpy(&out.collected, bytes->data() + at + cfg.collected, 8);
-  std::memcpy(&out.uncollectable, bytes->data() + at + cfg.uncollectable, 8);
-  return out;
 }
 
 // gc.bpf.c copies the totals from spans of at most PYEBPF_GC_TOTALS_WINDOW
@@ -231,11 +205,14 @@ void check_gc_state(const python::OffsetsRow& row, const python::ProcessMemory& 
                               value ? hex(*value) : std::string("unreadable"), hex(generations)));
   }
   const auto generation_size = required_size(row, "struct gc_generation");
+  int unreadable = -1;
+  const std::optional<GcReading> reading = read_gc_counters(memory, {cfg, std::nullopt}, &unreadable);
   for (int g = 0; g < PYEBPF_GC_GENERATIONS; ++g) {
     if (!list_head_is_consistent(memory, generations + g * generation_size))
       throw Error(
           fmt::format("gc.generations[{}] at {} is not a GC list head", g, hex(generations + g * generation_size)));
-    auto totals = read_totals(memory, cfg, g);
+    const pyebpf_gc_gen_stats* totals = reading ? &reading->gen[g] : nullptr;
+    if (!reading && g < unreadable) continue;  // readable: the one named below is not
     if (!totals || totals->collections < 0 || totals->collected < 0 || totals->uncollectable < 0 ||
         totals->collections > (std::int64_t{1} << 40))
       throw Error(fmt::format(
@@ -268,11 +245,44 @@ pyebpf_gc_proc gc_proc_config(const python::PythonProcess& python) {
     throw Error(std::string(e.what()) + " (offsets row " + row.label + ")",
                 "please report this build: its GC state layout is not the one pyebpf knows");
   }
+  cfg.collecting = fit(row.require("gc.collecting"), "gc.collecting");
+  try {
+    // Only the sampler's "is the sampled thread the collector" test needs
+    // it; without it `collecting` alone decides (gc.bpf.c).
+    cfg.gil = find_gil(python);
+    cfg.gil_locked = fit(row.require("gil.locked"), "gil.locked");
+    cfg.gil_holder = fit(row.require("gil.last_holder"), "gil.last_holder");
+  } catch (const Error& e) {
+    cfg.gil = 0;
+    spdlog::debug("gc: {}: GIL not found ({}); a sample counts as GC whenever a collection runs", who(python),
+                  e.what());
+  }
   return cfg;
 }
 
+GcCounterLayout gc_counter_layout(const python::PythonProcess& python) {
+  GcCounterLayout layout{gc_proc_config(python), std::nullopt};
+  if (auto duration = python.offsets().field("gcstats.duration")) {
+    if (*duration + 8 > layout.cfg.entry_size)
+      throw Error("offsets row " + python.offsets().label + ": gcstats.duration lies past its struct's size");
+    layout.duration = static_cast<std::uint16_t>(*duration);
+  }
+  return layout;
+}
+
+std::optional<GcPauses> parse_gc_pauses(const std::string& text) {
+  if (text == "auto") return GcPauses::Auto;
+  if (text == "on") return GcPauses::On;
+  if (text == "off") return GcPauses::Off;
+  return std::nullopt;
+}
+
 GcTracker::GcTracker(const GcOptions& options)
-    : options_(options), record_(gc_pause_schema()), stats_record_(gc_stats_schema()) {}
+    : options_(options),
+      pauses_(parse_gc_pauses(options.pauses).value_or(GcPauses::Auto)),
+      record_(gc_pause_schema()),
+      stats_record_(gc_stats_schema()),
+      cpu_record_(gc_cpu_schema()) {}
 GcTracker::~GcTracker() = default;
 
 void GcTracker::start(TrackerContext& ctx) {
@@ -291,9 +301,13 @@ void GcTracker::start(TrackerContext& ctx) {
   // CPython build) may need the hook the targets at start do not.
   skel_.load(ctx.shared_maps);
   stats_.emplace("gc", skel_->maps.gc_stats, &skel_->bss->stats_epoch, options_.stats_interval_s,
-                 [this](const auto& key, const auto& hdr, const GcTotals& interval, double interval_s) {
-                   emit_stats(key, hdr, interval, interval_s);
+                 [this](const auto& key, const auto& hdr, const GcTotals& interval, double) {
+                   timed_[{key.pid, key.generation}] = {hdr, interval};
                  });
+  samples_.emplace(skel_->maps.gc_samples);
+  if (options_.sample_hz) sampler_.emplace(skel_->progs.gc_sample, options_.sample_hz);
+  check_timer_ = make_timer(std::chrono::seconds(1), std::chrono::seconds(1));
+  interval_start_ns_ = monotonic_ns();
 
   TargetFailures failures;
   for (const auto& target : ctx.targets.all()) {
@@ -305,8 +319,17 @@ void GcTracker::start(TrackerContext& ctx) {
     }
   }
   failures.settle("gc", traced_, ctx.degraded);
-  spdlog::info("gc: every collection counted in BPF, gc_stats every {} s; gc_pause events for collections >= {} ms",
-               options_.stats_interval_s, options_.min_ms);
+  spdlog::info(
+      "gc: collections counted from the interpreter's own counters, gc_stats every {} s; {}; pauses timed one by one "
+      "{}; gc_pause events for collections >= {} ms",
+      options_.stats_interval_s,
+      sampler_ ? fmt::format("GC's share of CPU from {} Hz {} samples", options_.sample_hz, sampler_->event_name())
+               : std::string("no GC share of CPU (--gc-sample-hz 0)"),
+      pauses_ == GcPauses::On    ? "always (--gc-pauses on: two traps per collection)"
+      : pauses_ == GcPauses::Off ? "never (--gc-pauses off)"
+                                 : fmt::format("while a target collects <= {} times a second (--gc-pauses auto)",
+                                               options_.pauses_max_rate),
+      options_.min_ms);
   events_.emplace(
       skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gc");
 }
@@ -314,22 +337,39 @@ void GcTracker::start(TrackerContext& ctx) {
 void GcTracker::add_target(const Target& target) {
   const auto& python = *target.python;
   const auto& interp = python.interpreter();
-  GcHookPlan plan =
-      plan_gc_hooks(interp.elf, interp.version, parse_gc_hook(options_.hook).value_or(GcHookChoice::Auto));
-  if (plan.kind == GcHookPlan::Kind::None) throw Error(plan.missing, plan.hint);
-  pyebpf_gc_proc config = gc_proc_config(python);
+  Traced t;
+  t.python = &python;
+  if (pauses_ != GcPauses::Off) {
+    t.plan = plan_gc_hooks(interp.elf, interp.version, parse_gc_hook(options_.hook).value_or(GcHookChoice::Auto));
+    if (t.plan.kind == GcHookPlan::Kind::None) {
+      // Where the user asked for probes (or for one hook), their absence is
+      // an error; auto does without them.
+      if (pauses_ == GcPauses::On || options_.hook != "auto") throw Error(t.plan.missing, t.plan.hint);
+      spdlog::info("gc: {}: collections counted but not timed one by one: {}", who(python), t.plan.missing);
+    }
+  }
+  t.layout = gc_counter_layout(python);
+  auto reading = read_gc_counters(python.objects().memory(), t.layout);
+  if (!reading) throw Error("gc: the GC counters of " + who(python) + " cannot be read (has it exited?)");
+  t.checked = t.interval_start = *reading;
+  t.checked_ns = monotonic_ns();
+  t.hdr.pid = t.hdr.tid = static_cast<__u32>(target.pid);
+  t.hdr.ns_pid = t.hdr.ns_tid = container_pid_of(target.pid);
+  std::strncpy(t.hdr.comm, target.comm.c_str(), sizeof(t.hdr.comm) - 1);
+
   __u32 key = static_cast<__u32>(target.pid);
-  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gc_procs), &key, &config, BPF_ANY))
+  if (bpf_map_update_elem(bpf_map__fd(skel_->maps.gc_procs), &key, &t.layout.cfg, BPF_ANY))
     throw Error(errno_text("gc: add pid " + std::to_string(target.pid) + " to gc_procs", errno));
   try {
     for (__u32 g = 0; g <= PYEBPF_GC_GEN_UNKNOWN; ++g) stats_->add({static_cast<__u32>(target.pid), g});
-    attach(target.pid, interp.open_path, interp.elf, plan);
+    samples_->add(target.pid);
+    if (pauses_ == GcPauses::On) attach(target.pid, t);
   } catch (const Error&) {
     remove_target(target.pid);
     throw;
   }
+  targets_[target.pid] = std::move(t);
   ++traced_;
-  spdlog::info("gc: {}: {}", who(python), plan.description);
 }
 
 void GcTracker::remove_target(pid_t pid) {
@@ -337,10 +377,14 @@ void GcTracker::remove_target(pid_t pid) {
   bpf_map_delete_elem(bpf_map__fd(skel_->maps.gc_procs), &key);
   bpf::detach_later(process_links_, pid);
   stats_->forget(pid);
+  // Its last interval, up to the last check, goes out at the next flush.
+  if (auto t = targets_.find(pid); t != targets_.end()) t->second.gone = true;
 }
 
-void GcTracker::attach(pid_t pid, const std::string& binary, const binary::ElfFile& elf, const GcHookPlan& plan) {
-  if (plan.kind == GcHookPlan::Kind::Usdt) {
+void GcTracker::attach(pid_t pid, Traced& t) {
+  const auto& interp = t.python->interpreter();
+  const std::string& binary = interp.open_path;
+  if (t.plan.kind == GcHookPlan::Kind::Usdt) {
     // libbpf resolves the argument specs and arms the semaphores (through
     // the uprobe reference counter) for this process only.
     const std::pair<bpf_program*, const char*> probes[] = {{skel_->progs.gc_usdt_start, "gc__start"},
@@ -351,76 +395,211 @@ void GcTracker::attach(pid_t pid, const std::string& binary, const binary::ElfFi
         throw Error(errno_text(fmt::format("gc: attach USDT python:{} in {} (pid {})", probe, binary, pid), errno));
       process_links_[pid].emplace_back(link);
     }
-    return;
+  } else {
+    std::vector<bpf::UprobeSite> sites;
+    std::vector<std::string> where;
+    for (std::size_t i = 0; i < t.plan.functions.size(); ++i) {
+      const std::uint64_t offset = *interp.elf.file_offset(t.plan.functions[i].value);
+      sites.push_back({.offset = offset, .cookie = t.plan.arg0_is_tstate[i] ? PYEBPF_GC_COOKIE_ARG0_TSTATE : 0U});
+      where.push_back(fmt::format("{} (file offset {})", t.plan.functions[i].name, hex(offset)));
+    }
+    for (bool retprobe : {false, true}) {
+      bpf_program* prog = retprobe ? skel_->progs.gc_collect_return : skel_->progs.gc_collect_entry;
+      auto links = bpf::attach_process_uprobes(prog, pid, binary, sites, retprobe);
+      if (links.empty())
+        throw Error(errno_text(fmt::format("gc: attach {} {} to {} (pid {})", retprobe ? "uretprobe" : "uprobe",
+                                           fmt::join(where, ", "), binary, pid),
+                               errno));
+      std::move(links.begin(), links.end(), std::back_inserter(process_links_[pid]));
+    }
   }
-  std::vector<bpf::UprobeSite> sites;
-  std::vector<std::string> where;
-  for (std::size_t i = 0; i < plan.functions.size(); ++i) {
-    const std::uint64_t offset = *elf.file_offset(plan.functions[i].value);
-    sites.push_back({.offset = offset, .cookie = plan.arg0_is_tstate[i] ? PYEBPF_GC_COOKIE_ARG0_TSTATE : 0U});
-    where.push_back(fmt::format("{} (file offset {})", plan.functions[i].name, hex(offset)));
+  t.probes = t.ever_probed = true;
+  ++t.attaches;
+  spdlog::info("gc: {}: pauses timed one by one: {}", who(*t.python), t.plan.description);
+}
+
+void GcTracker::detach(pid_t pid, Traced& t) {
+  bpf::detach_later(process_links_, pid);
+  t.probes = false;
+  t.calm_checks = 0;
+  ++t.detaches;
+}
+
+// Every second: the counters of each target, whose growth is its collection
+// rate. --gc-pauses auto takes the probes off a target above the max rate
+// (at once: each of its collections pays two traps meanwhile) and puts them
+// back after it stayed at or below half of it for kCalmChecks checks (once
+// at the start, where nothing suggests otherwise).
+void GcTracker::check_rates() {
+  constexpr int kCalmChecks = 5;
+  const std::uint64_t now = monotonic_ns();
+  for (auto& [pid, t] : targets_) {
+    if (t.gone) continue;
+    auto reading = read_gc_counters(t.python->objects().memory(), t.layout);
+    if (!reading) continue;  // exiting: the lifecycle tracker removes it
+    const double seconds = static_cast<double>(now - t.checked_ns) / 1e9;
+    const double rate = seconds > 0 ? static_cast<double>(reading->collections() - t.checked.collections()) / seconds : 0;
+    t.checked = *reading;
+    t.checked_ns = now;
+    if (pauses_ != GcPauses::Auto || t.plan.kind == GcHookPlan::Kind::None) continue;
+    if (t.probes && rate > options_.pauses_max_rate) {
+      spdlog::info("gc: {} collects {:.0f} times a second, above --gc-pauses-max-rate {}: its pauses are no longer "
+                   "timed one by one (counts and GC share go on)",
+                   who(*t.python), rate, options_.pauses_max_rate);
+      detach(pid, t);
+      continue;
+    }
+    if (t.probes) continue;
+    t.calm_checks = rate <= options_.pauses_max_rate / 2 ? t.calm_checks + 1 : 0;
+    if (t.calm_checks >= (t.ever_probed ? kCalmChecks : 1)) {
+      try {
+        attach(pid, t);
+      } catch (const Error& e) {
+        spdlog::warn("gc: {}: pauses not timed: {}", who(*t.python), e.what());
+        t.plan.kind = GcHookPlan::Kind::None;
+        bpf::detach_later(process_links_, pid);
+      }
+    }
   }
-  for (bool retprobe : {false, true}) {
-    bpf_program* prog = retprobe ? skel_->progs.gc_collect_return : skel_->progs.gc_collect_entry;
-    auto links = bpf::attach_process_uprobes(prog, pid, binary, sites, retprobe);
-    if (links.empty())
-      throw Error(errno_text(fmt::format("gc: attach {} {} to {} (pid {})", retprobe ? "uretprobe" : "uprobe",
-                                         fmt::join(where, ", "), binary, pid),
-                             errno));
-    std::move(links.begin(), links.end(), std::back_inserter(process_links_[pid]));
+}
+
+void GcTracker::flush() {
+  timed_.clear();
+  stats_->flush();  // BPF's timed pauses of the interval, into timed_
+  const std::uint64_t now = monotonic_ns();
+  const double seconds = static_cast<double>(now - interval_start_ns_) / 1e9;
+  for (auto& [pid, t] : targets_) emit_interval(pid, t, seconds);
+  interval_start_ns_ = now;
+  std::erase_if(targets_, [&](const auto& entry) {
+    if (entry.second.gone) samples_->remove(entry.first);
+    return entry.second.gone;
+  });
+}
+
+void GcTracker::emit_interval(pid_t pid, Traced& t, double interval_s) {
+  const auto timed = [&](int g) -> const std::pair<pyebpf_event_header, GcTotals>* {
+    auto it = timed_.find({static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(g)});
+    return it == timed_.end() ? nullptr : &it->second;
+  };
+  // Records no BPF header names are the target's, as its samples see it.
+  std::optional<GcSamples::Interval> samples;
+  if (sampler_) samples = samples_->next_interval(pid);
+  if (samples && samples->hdr.pid) t.hdr = samples->hdr;
+  if (pauses_ == GcPauses::On) {
+    // Every collection went through the probes: BPF's counts, as timed.
+    for (int g = 0; g <= PYEBPF_GC_GEN_UNKNOWN; ++g)
+      if (const auto* bpf = timed(g))
+        emit_stats(bpf->first, g, bpf->second, bpf->second.count, std::nullopt, interval_s);
+  } else {
+    std::optional<GcReading> now;
+    if (!t.gone) now = read_gc_counters(t.python->objects().memory(), t.layout);
+    const GcReading& end = now ? *now : t.checked;
+    for (int g = 0; g < PYEBPF_GC_GENERATIONS; ++g) {
+      const GcGenerationDelta d = gc_delta(end, t.interval_start, g);
+      const auto* bpf = timed(g);
+      if (d.collections <= 0 && !bpf) continue;
+      GcTotals interval;
+      interval.count = static_cast<std::uint64_t>(std::max<std::int64_t>(d.collections, 0));
+      interval.collected = d.collected;
+      interval.uncollectable = d.uncollectable;
+      if (bpf) interval.pauses = bpf->second.pauses;
+      emit_stats(bpf ? bpf->first : t.hdr, g, interval, bpf ? bpf->second.pauses.count : 0, d.duration_ms,
+                 interval_s);
+    }
+    t.interval_start = end;
   }
+  if (samples && samples->samples) emit_cpu(pid, *samples, interval_s);
+}
+
+void GcTracker::emit_stats(const pyebpf_event_header& who_collected, int generation, const GcTotals& interval,
+                           std::uint64_t timed, std::optional<double> duration_ms, double interval_s) {
+  pyebpf_event_header hdr = who_collected;
+  hdr.ts_ns = interval_start_ns_;
+  stats_record_.clear();
+  set_thread_fields(stats_record_, decode_context(*ctx_), hdr);
+  fill_gc_stats(interval, timed, duration_ms, generation == PYEBPF_GC_GEN_UNKNOWN ? -1 : generation, interval_s,
+                stats_record_);
+  run_.merge(interval);
+  ++records_;
+  ctx_->targets.count_event(static_cast<pid_t>(hdr.pid), stats_record_.metric());
+  ctx_->sink.write(stats_record_);
+}
+
+void GcTracker::emit_cpu(pid_t pid, const GcSamples::Interval& interval, double interval_s) {
+  pyebpf_event_header hdr = interval.hdr;
+  hdr.ts_ns = interval_start_ns_;
+  cpu_record_.clear();
+  set_thread_fields(cpu_record_, decode_context(*ctx_), hdr);
+  fill_gc_cpu(interval.samples, interval.collecting, options_.sample_hz, interval_s, cpu_record_);
+  run_samples_ += interval.samples;
+  run_collecting_ += interval.collecting;
+  ctx_->targets.count_event(pid, cpu_record_.metric());
+  ctx_->sink.write(cpu_record_);
 }
 
 std::vector<int> GcTracker::wait_fds() const {
   std::vector<int> fds = events_ ? events_->wait_fds() : std::vector<int>{};
   if (stats_) fds.push_back(stats_->timer_fd());
+  if (check_timer_) fds.push_back(check_timer_.get());
   return fds;
 }
 
 void GcTracker::consume() {
   if (events_) events_->consume();
-  if (stats_ && stats_->due()) stats_->flush();
+  if (check_timer_ && expired(check_timer_)) check_rates();
+  if (stats_ && stats_->due()) flush();
 }
 
 void GcTracker::finish() {
-  if (stats_) stats_->flush();  // the partial last interval
-}
-
-void GcTracker::emit_stats(const pyebpf_gc_stats_key& key, const pyebpf_event_header& hdr, const GcTotals& interval,
-                           double interval_s) {
-  stats_record_.clear();
-  set_thread_fields(stats_record_, decode_context(*ctx_), hdr);
-  fill_gc_stats(interval, key.generation == PYEBPF_GC_GEN_UNKNOWN ? -1 : static_cast<int>(key.generation), interval_s,
-                stats_record_);
-  ctx_->targets.count_event(static_cast<pid_t>(key.pid), stats_record_.metric());
-  ctx_->sink.write(stats_record_);
+  if (stats_) flush();  // the partial last interval
 }
 
 void GcTracker::handle(const void* data, std::size_t size) {
   deliver(decode_gc_pause(data, size, decode_context(*ctx_), options_.py_enable, record_), record_, *ctx_, counts_);
 }
 
-std::string GcTracker::summary_line() const {
-  if (!skel_ || !stats_) return "gc: not started";
+std::vector<std::string> GcTracker::summary_lines() const {
+  if (!skel_ || !stats_) return {"gc: not started"};
   Counters c = read_counters(skel_->maps.counters);
-  const GcTotals& run = stats_->run();
-  return fmt::format(
-      "gc: {} collections in {} traced process(es), {:.1f} ms in total, in {} gc_stats records; {} gc_pause events "
-      "emitted, {} below --gc-min-ms ({} ms), {} lost (ring buffer full), {} not counted (no gc_stats entry), "
-      "{} starts not recorded (start map full), {} without counts (GC stats unreadable or another "
+  std::vector<std::string> lines;
+  lines.push_back(fmt::format("gc: {} collections in {} traced process(es), {} of them timed one by one ({:.1f} ms), "
+                              "in {} gc_stats records; GC ran in {} of {} samples of the targets' CPU ({:.1f} %)",
+                              run_.count, traced_, run_.pauses.count, ns_to_ms(run_.pauses.total_ns), records_,
+                              run_collecting_, run_samples_,
+                              run_samples_ ? 100.0 * static_cast<double>(run_collecting_) /
+                                                 static_cast<double>(run_samples_)
+                                           : 0.0));
+  std::vector<std::string> modes;
+  for (const auto& [pid, t] : targets_) {
+    if (t.plan.kind == GcHookPlan::Kind::None && pauses_ != GcPauses::Off)
+      modes.push_back(fmt::format("pid {} never (no hook: {})", pid, t.plan.missing));
+    else if (pauses_ == GcPauses::Auto)
+      modes.push_back(fmt::format("pid {} {} now (attached {} times, detached {} times)", pid,
+                                  t.probes ? "timed" : "not timed", t.attaches, t.detaches));
+  }
+  lines.push_back(fmt::format(
+      "gc: pauses timed one by one: {}{}{}", pauses_ == GcPauses::On ? "always (--gc-pauses on)"
+                                            : pauses_ == GcPauses::Off
+                                                ? "never (--gc-pauses off)"
+                                                : fmt::format("while <= {} collections/s (--gc-pauses auto)",
+                                                              options_.pauses_max_rate),
+      modes.empty() ? "" : ": ", fmt::join(modes, "; ")));
+  lines.push_back(fmt::format(
+      "gc: {} gc_pause events emitted, {} below --gc-min-ms ({} ms), {} lost (ring buffer full), {} not counted (no "
+      "gc_stats entry), {} starts not recorded (start map full), {} without counts (GC stats unreadable or another "
       "interpreter's), {} ends without a seen start (attached mid-collection), {} collector calls that collected "
       "nothing, {} nested calls",
-      run.count, traced_, ns_to_ms(run.pauses.total_ns), stats_->records(), counts_.emitted, c[PYEBPF_CNT_FILTERED],
-      options_.min_ms, c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed, c[PYEBPF_GC_CNT_NO_TOTALS],
-      c[PYEBPF_GC_CNT_START_LOST], c[PYEBPF_GC_CNT_NO_STATS], c[PYEBPF_GC_CNT_UNMATCHED], c[PYEBPF_GC_CNT_NOOP],
-      c[PYEBPF_GC_CNT_NESTED]);
+      counts_.emitted, c[PYEBPF_CNT_FILTERED], options_.min_ms, c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed,
+      c[PYEBPF_GC_CNT_NO_TOTALS], c[PYEBPF_GC_CNT_START_LOST], c[PYEBPF_GC_CNT_NO_STATS], c[PYEBPF_GC_CNT_UNMATCHED],
+      c[PYEBPF_GC_CNT_NOOP], c[PYEBPF_GC_CNT_NESTED]));
+  return lines;
 }
 
 const TrackerDescriptor& gc_tracker() {
   static const TrackerDescriptor d{
       .name = "gc",
       .help = "garbage collection pauses",
-      .schemas = {&gc_pause_schema(), &gc_stats_schema()},
+      .schemas = {&gc_pause_schema(), &gc_stats_schema(), &gc_cpu_schema()},
       .add_options = [](CLI::App& cli) -> std::shared_ptr<TrackerOptions> {
         auto o = std::make_shared<GcOptions>();
         auto* gc = cli.add_option_group("gc", "Garbage-collection pauses");
@@ -435,6 +614,20 @@ const TrackerDescriptor& gc_tracker() {
         gc->add_option("--gc-py-enable", o->py_enable,
                        "Python stack of the code that triggered each collection: true or false (default true)");
         gc->add_flag("--no-gc-py-enable{false}", o->py_enable, "Same as --gc-py-enable false");
+        gc->add_option("--gc-pauses", o->pauses,
+                       "When to time collections one by one with a probe pair (two traps per collection in the "
+                       "target): auto (default: while it collects at most --gc-pauses-max-rate times a second), "
+                       "on (always; gc_pause events need it), off (counts and GC share only)")
+            ->check(CLI::IsMember({"auto", "on", "off"}));
+        flags::check(gc->add_option("--gc-pauses-max-rate", o->pauses_max_rate,
+                                    fmt::format("--gc-pauses auto: collections per second above which the probes "
+                                                "come off a target (default {})",
+                                                kGcDefaultPausesMaxRate)),
+                     flags::zero_or_more("collections per second", "200"));
+        flags::check(gc->add_option("--gc-sample-hz", o->sample_hz,
+                                    "CPU-clock samples per second that measure GC's share of the targets' CPU "
+                                    "(gc_cpu records; default 99, 0: off)"),
+                     flags::between(0, 10000, "Hz", "99"));
         gc->add_option("--gc-hook", o->hook,
                        "auto (default: USDT probes where the build has them, else uprobes), usdt, or uprobe")
             ->check(CLI::IsMember({"auto", "usdt", "uprobe"}));

@@ -9,14 +9,17 @@
 
 #include "binary/elf_file.hpp"
 #include "bpf/handles.hpp"
+#include "bpf/perf_sampler.hpp"
 #include "bpf/ring_buffer.hpp"
 #include "bpf/skeleton.hpp"
 #include "gc.h"
 #include "python/memory.hpp"
 #include "python/offsets.hpp"
 #include "python/version.hpp"
+#include "pyebpf/fd.hpp"
 #include "sinks/record.hpp"
 #include "trackers/descriptor.hpp"
+#include "trackers/gc_counters.hpp"
 #include "trackers/gc_events.hpp"
 
 struct gc_bpf;
@@ -68,8 +71,12 @@ pyebpf_gc_proc gc_totals_layout(const python::OffsetsRow& row);
 // totals. Throws pyebpf::Error naming the field that fails.
 void check_gc_state(const python::OffsetsRow& row, const python::ProcessMemory& memory, const pyebpf_gc_proc& cfg);
 
-// Where the target's GC state and per-generation totals are, checked as above.
+// Where the target's GC state and per-generation totals are, checked as above,
+// and (for the sampler) its `collecting` flag and GIL.
 pyebpf_gc_proc gc_proc_config(const python::PythonProcess& python);
+
+// The same, with where 3.15+ keep each generation's total duration.
+GcCounterLayout gc_counter_layout(const python::PythonProcess& python);
 
 // Collections at or above this many ms get a gc_pause event (with the stack
 // walk); every collection is counted in BPF whatever it is. 1 ms bounds the
@@ -77,16 +84,33 @@ pyebpf_gc_proc gc_proc_config(const python::PythonProcess& python);
 // (docs/trackers/gc.md).
 inline constexpr double kGcDefaultMinMs = 1.0;
 
+// --gc-pauses: when collections are timed one by one by a probe pair (two
+// traps per collection in the target). on: always (every count from BPF);
+// off: never; auto: while the target collects at most --gc-pauses-max-rate
+// times a second.
+enum class GcPauses { Auto, On, Off };
+std::optional<GcPauses> parse_gc_pauses(const std::string& text);
+
+// Two traps cost a collection ~3-40 µs of the target's CPU (bench/gc,
+// bench/observer): at 200 collections a second that is <= 0.8 % of a core.
+inline constexpr double kGcDefaultPausesMaxRate = 200;
+
 struct GcOptions : TrackerOptions {
   double min_ms = kGcDefaultMinMs;  // shorter collections are only counted, in BPF (0: an event for every one)
   double stats_interval_s = 10.0;   // gc_stats records every this many seconds, and at the end
   bool py_enable = true;            // Python stack of the code that triggered the collection
   std::string hook = "auto";        // auto | usdt | uprobe
+  std::string pauses = "auto";      // auto | on | off
+  double pauses_max_rate = kGcDefaultPausesMaxRate;  // auto: probes only at or below this many collections/s
+  unsigned sample_hz = 99;                           // GC's share of CPU from samples (0: off)
 };
 
-// Garbage-collection pauses: every collection of a target counted per
-// generation in BPF and emitted as `gc_stats` records per interval; one
-// `gc_pause` event, with the stack, per collection at or above --gc-min-ms.
+// Garbage collections of each target: counted per generation from the
+// interpreter's own counters and emitted as `gc_stats` records per interval,
+// with GC's share of the target's CPU from samples (`gc_cpu`), none of which
+// puts a hook in the target. While the pause probes are attached (--gc-pauses),
+// each collection is also timed in BPF, and one `gc_pause` event, with the
+// stack, goes out per collection at or above --gc-min-ms.
 class GcTracker : public Tracker {
  public:
   explicit GcTracker(const GcOptions& options);
@@ -99,23 +123,56 @@ class GcTracker : public Tracker {
   void add_target(const Target& target) override;
   void remove_target(pid_t pid) override;
   void finish() override;
-  std::vector<std::string> summary() const override { return {summary_line()}; }
+  std::vector<std::string> summary() const override { return summary_lines(); }
 
  private:
-  std::string summary_line() const;
-  void emit_stats(const pyebpf_gc_stats_key& key, const pyebpf_event_header& hdr, const GcTotals& interval,
-                  double interval_s);
-  void attach(pid_t pid, const std::string& binary, const binary::ElfFile& elf, const GcHookPlan& plan);
+  // One target: where its counters are, the last readings, its probes.
+  struct Traced {
+    const python::PythonProcess* python = nullptr;
+    GcCounterLayout layout;
+    GcHookPlan plan;               // Kind::None: its collections cannot be timed one by one
+    GcReading checked;             // at the last rate check: the last known totals once it is gone
+    std::uint64_t checked_ns = 0;  // CLOCK_MONOTONIC of `checked`
+    GcReading interval_start;      // at the start of the gc_stats interval
+    pyebpf_event_header hdr{};     // who it is, for records no BPF header names (its samples' once it has some)
+    bool probes = false;           // pause probes attached now
+    bool ever_probed = false;
+    int calm_checks = 0;  // checks in a row at or below half the max rate, probes off
+    unsigned attaches = 0, detaches = 0;
+    bool gone = false;
+  };
+  using StatsKey = std::pair<std::uint32_t, std::uint32_t>;  // (pid, generation) of pyebpf_gc_stats_key
+
+  std::vector<std::string> summary_lines() const;
+  void attach(pid_t pid, Traced& t);
+  void detach(pid_t pid, Traced& t);
+  void check_rates();
+  void flush();
+  void emit_interval(pid_t pid, Traced& t, double interval_s);
+  void emit_stats(const pyebpf_event_header& hdr, int generation, const GcTotals& interval, std::uint64_t timed,
+                  std::optional<double> duration_ms, double interval_s);
+  void emit_cpu(pid_t pid, const GcSamples::Interval& samples, double interval_s);
   void handle(const void* data, std::size_t size);
 
   const GcOptions options_;
+  const GcPauses pauses_;
   TrackerContext* ctx_ = nullptr;
   bpf::Skeleton<gc_bpf> skel_;
   std::map<pid_t, std::vector<bpf::Link>> process_links_;  // per target: its probes
   std::optional<bpf::RingBuffer> events_;
   sinks::Record record_;
   sinks::Record stats_record_;
+  sinks::Record cpu_record_;
   std::optional<IntervalStats<pyebpf_gc_stats_key, pyebpf_gc_stats, GcTotals>> stats_;
+  std::map<StatsKey, std::pair<pyebpf_event_header, GcTotals>> timed_;  // BPF's pauses of the interval ending
+  std::optional<GcSamples> samples_;
+  std::optional<bpf::PerfSampler> sampler_;
+  Fd check_timer_;
+  std::uint64_t interval_start_ns_ = 0;
+  std::map<pid_t, Traced> targets_;
+  GcTotals run_;  // every interval emitted, of every target
+  std::uint64_t run_samples_ = 0, run_collecting_ = 0;
+  std::size_t records_ = 0;
   std::size_t traced_ = 0;
   EventCounts counts_;
 };

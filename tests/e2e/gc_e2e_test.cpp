@@ -121,8 +121,10 @@ class GcE2E : public ::testing::TestWithParam<PythonBuild> {
     }
     return out;
   }
+  // Probes on every collection (--gc-pauses on): the tests of this fixture
+  // check each one; GcDefaultE2E checks the default, hook-free mode.
   std::vector<std::string> args(pid_t pid, std::vector<std::string> extra = {}) {
-    std::vector<std::string> a{"-p", std::to_string(pid), "-e", "e2e", "--enable", "gc"};
+    std::vector<std::string> a{"-p", std::to_string(pid), "-e", "e2e", "--enable", "gc", "--gc-pauses", "on"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -423,6 +425,118 @@ TEST(GcFlags, BadValuesFailBeforeAnythingAttaches) {
     EXPECT_NE(r.err.find("pid 999999999 does not exist"), std::string::npos) << flags[0] << ": " << r.err;
   }
 }
+
+// The default mode: counts from the interpreter's own counters, GC's share
+// of CPU from samples, probes only on a target that collects rarely.
+class GcDefaultE2E : public ::testing::TestWithParam<PythonBuild> {
+ protected:
+  struct Run {
+    Json truth;
+    std::vector<Json> stats, cpu, pauses;
+    std::string err;
+  };
+  Run run(const std::vector<std::string>& workload_args, const std::vector<std::string>& flags) {
+    Workload workload(GetParam(), "gc_share.py", workload_args);
+    std::vector<std::string> a{"-p", std::to_string(workload.pid()), "-e", "e2e", "--enable", "gc", "-v"};
+    a.insert(a.end(), flags.begin(), flags.end());
+    Pyebpf pyebpf(a);
+    pyebpf.wait_ready();
+    workload.go();
+    Run out;
+    out.truth = workload.result();
+    pyebpf.stop();
+    out.err = pyebpf.stderr_text();
+    EXPECT_EQ(pyebpf.exit_status(), 0) << out.err;
+    out.stats = pyebpf.events("gc_stats");
+    out.cpu = pyebpf.events("gc_cpu");
+    out.pauses = pyebpf.events("gc_pause");
+    return out;
+  }
+
+  // gc_stats count, per generation, exactly what gc.get_stats() moved by.
+  static std::uint64_t expect_counts_equal_the_interpreters(const Run& r) {
+    std::map<int, GcSums> seen;
+    std::uint64_t timed = 0;
+    for (const auto& e : r.stats) {
+      SCOPED_TRACE(e.dump());
+      EXPECT_TRUE(e.contains("generation"));
+      if (!e.contains("generation")) continue;
+      GcSums& s = seen[e.at("generation").get<int>()];
+      s.count += e.at("count").get<std::uint64_t>();
+      s.collected += e.at("collected").get<std::int64_t>();
+      s.uncollectable += e.at("uncollectable").get<std::int64_t>();
+      timed += e.at("timed").get<std::uint64_t>();
+      EXPECT_LE(e.at("timed").get<std::uint64_t>(), e.at("count").get<std::uint64_t>());
+    }
+    std::uint64_t total = 0;
+    for (int g = 0; g < 3; ++g) {
+      const Json& t = r.truth.at("stats").at(g);
+      EXPECT_EQ(seen[g].count, t.at("collections").get<std::uint64_t>()) << "generation " << g;
+      EXPECT_EQ(seen[g].collected, t.at("collected").get<std::int64_t>()) << "generation " << g;
+      EXPECT_EQ(seen[g].uncollectable, t.at("uncollectable").get<std::int64_t>()) << "generation " << g;
+      total += t.at("collections").get<std::uint64_t>();
+    }
+    EXPECT_EQ(total, r.truth.at("collections").get<std::uint64_t>()) << "every collection ran the callbacks";
+    return timed;
+  }
+};
+
+// Thousands of collections a second: no probe is ever attached, the counts
+// are still exact, and the share of CPU the samples find collecting is the
+// share the workload's callbacks measure (999 Hz: ~3,000 samples, a standard
+// error under a point).
+TEST_P(GcDefaultE2E, CountsEveryCollectionAndSamplesItsShareOfCpuWithoutProbes) {
+  Run r = run({"3", "0", "2000"}, {"--gc-sample-hz", "999", "--gc-stats-interval", "1"});
+  const double seconds = 3.0;
+  ASSERT_GT(r.truth.at("collections").get<double>() / seconds, 1000.0) << "the workload should collect often";
+  EXPECT_EQ(expect_counts_equal_the_interpreters(r), 0u) << "no collection timed one by one";
+  EXPECT_TRUE(r.pauses.empty());
+  EXPECT_NE(r.err.find("not timed now (attached 0 times, detached 0 times)"), std::string::npos) << r.err;
+
+  std::uint64_t samples = 0, gc_samples = 0;
+  for (const auto& e : r.cpu) {
+    samples += e.at("samples").get<std::uint64_t>();
+    gc_samples += e.at("gc_samples").get<std::uint64_t>();
+  }
+  const double cpu_s = r.truth.at("cpu_s").get<double>();
+  ASSERT_GT(static_cast<double>(samples), cpu_s * 999 * 0.8) << "the sampler sees the target's CPU";
+  const double share = 100.0 * static_cast<double>(gc_samples) / static_cast<double>(samples);
+  const double truth = 100.0 * r.truth.at("gc_cpu_s").get<double>() / cpu_s;
+  EXPECT_GT(truth, 10.0) << "the workload should spend a visible share collecting";
+  EXPECT_NEAR(share, truth, 4.0) << gc_samples << " of " << samples << " samples";
+
+  // 3.15+ time their collections themselves: the totals are theirs.
+  double total_ms = 0;
+  for (const auto& e : r.stats) {
+    EXPECT_EQ(e.contains("total_ms"), GetParam().minor >= 15) << e.dump();
+    if (e.contains("total_ms")) total_ms += e.at("total_ms").get<double>();
+    EXPECT_FALSE(e.contains("p50_ms")) << e.dump();
+  }
+  if (GetParam().minor >= 15) {
+    const double window_ms = r.truth.at("gc_wall_s").get<double>() * 1e3;
+    EXPECT_LE(total_ms, window_ms + 1.0);
+    EXPECT_GE(total_ms, 0.5 * window_ms);
+  }
+}
+
+// A target that collects rarely gets the probes after the first check: its
+// collections are timed one by one from then on, the counts stay exact.
+TEST_P(GcDefaultE2E, RareCollectionsAreTimedOneByOne) {
+  Run r = run({"3", "20", "2000"}, {"--gc-stats-interval", "1", "--gc-min-ms", "0"});
+  const std::uint64_t timed = expect_counts_equal_the_interpreters(r);
+  EXPECT_GT(timed, r.truth.at("collections").get<std::uint64_t>() / 2) << "timed after the first check (1 s of 3)";
+  EXPECT_EQ(r.pauses.size(), timed) << "--gc-min-ms 0: an event per timed collection";
+  EXPECT_NE(r.err.find("timed now (attached 1 times, detached 0 times)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("pauses timed one by one: "), std::string::npos) << r.err;
+  for (const auto& e : r.stats) {
+    if (e.at("timed").get<std::uint64_t>() == 0) continue;
+    EXPECT_LE(e.at("p50_ms").get<double>(), e.at("p99_ms").get<double>()) << e.dump();
+    EXPECT_LE(e.at("p99_ms").get<double>(), e.at("max_ms").get<double>()) << e.dump();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Pythons, GcDefaultE2E, ::testing::ValuesIn(test_pythons()),
+                         [](const auto& info) { return build_test_name(info.param); });
 
 INSTANTIATE_TEST_SUITE_P(Pythons, GcE2E, ::testing::ValuesIn(test_pythons()),
                          [](const auto& info) { return build_test_name(info.param); });

@@ -68,10 +68,11 @@ TEST(ClickHouseDdl, EveryOriginalTableExists) {
     for (const auto* t : schemas) found |= t->table() == table;
     EXPECT_TRUE(found) << table;
   }
-  // and handoff's request_queue summaries, gc's gc_stats, gil's gil_stats, offcpu's off_cpu_blocked
-  EXPECT_EQ(schemas.size(), 13u);
+  // and handoff's request_queue summaries, gc's gc_stats and gc_cpu, gil's gil_stats, offcpu's off_cpu_blocked
+  EXPECT_EQ(schemas.size(), 14u);
   EXPECT_EQ(table_for("request_queue").table(), "ebpf_request_queue");
   EXPECT_EQ(table_for("gc_stats").table(), "ebpf_gc_stats");
+  EXPECT_EQ(table_for("gc_cpu").table(), "ebpf_gc_cpu");
   EXPECT_EQ(table_for("gil_stats").table(), "ebpf_gil_stats");
   EXPECT_EQ(table_for("off_cpu_blocked").table(), "ebpf_off_cpu_blocked");
 }

@@ -17,6 +17,7 @@
 #include "sinks/capture_sink.hpp"
 #include "test_support.hpp"
 #include "trackers/gc.hpp"
+#include "trackers/gc_counters.hpp"
 #include "trackers/gc_events.hpp"
 
 namespace pyebpf::trackers {
@@ -248,13 +249,14 @@ TEST(GcTotals, RecordHasExactCountsAndPercentilesWithinTheBuckets) {
   test::DecoderFixture f;
   sinks::Record r{gc_stats_schema()};
   set_thread_fields(r, f.ctx(), test::header(200, 200, 2'000'000'000));
-  fill_gc_stats(t, 0, 10.0, r);
+  fill_gc_stats(t, 100, std::nullopt, 0, 10.0, r);
   sinks::CaptureSink sink;
   sink.write(r);
   Json e = test::json_of(sink.records[0]);
   EXPECT_EQ(e["metric"], "gc_stats");
   EXPECT_EQ(e["generation"], 0);
   EXPECT_EQ(e["count"], 100);
+  EXPECT_EQ(e["timed"], 100);
   EXPECT_EQ(e["total_ms"], 16.9);
   EXPECT_EQ(e["max_ms"], 7.0);
   EXPECT_EQ(e["collected"], 1234);
@@ -269,9 +271,67 @@ TEST(GcTotals, RecordHasExactCountsAndPercentilesWithinTheBuckets) {
   // No generation: the field is left out.
   r.clear();
   set_thread_fields(r, f.ctx(), test::header(200, 200, 2'000'000'000));
-  fill_gc_stats(t, -1, 10.0, r);
+  fill_gc_stats(t, 100, std::nullopt, -1, 10.0, r);
   sink.write(r);
   EXPECT_FALSE(test::json_of(sink.records[1]).contains("generation"));
+}
+
+// Collections counted from the interpreter's counters and not timed one by
+// one: no percentiles, no total unless the interpreter timed them itself.
+TEST(GcTotals, UntimedRecordHasCountsAndOnlyTheInterpretersOwnTotal) {
+  GcTotals t;
+  t.count = 1500;
+  t.collected = 10;
+  test::DecoderFixture f;
+  sinks::CaptureSink sink;
+  for (std::optional<double> duration : {std::optional<double>{}, std::optional<double>{42.5}}) {
+    sinks::Record r{gc_stats_schema()};
+    set_thread_fields(r, f.ctx(), test::header(200, 200, 2'000'000'000));
+    fill_gc_stats(t, 0, duration, 1, 1.0, r);
+    sink.write(r);
+  }
+  for (const auto& record : sink.records) {
+    Json e = test::json_of(record);
+    EXPECT_EQ(e["count"], 1500);
+    EXPECT_EQ(e["timed"], 0);
+    EXPECT_EQ(e["collected"], 10);
+    EXPECT_FALSE(e.contains("p50_ms") || e.contains("p99_ms") || e.contains("max_ms")) << e.dump();
+    EXPECT_TRUE(e["histogram"].empty());
+  }
+  EXPECT_FALSE(test::json_of(sink.records[0]).contains("total_ms"));
+  EXPECT_EQ(test::json_of(sink.records[1])["total_ms"], 42.5);
+}
+
+TEST(GcCpu, ShareIsTheCollectingSamplesOfTheTargetsSamples) {
+  test::DecoderFixture f;
+  sinks::Record r{gc_cpu_schema()};
+  set_thread_fields(r, f.ctx(), test::header(200, 200, 2'000'000'000));
+  fill_gc_cpu(400, 30, 99, 10.0, r);
+  sinks::CaptureSink sink;
+  sink.write(r);
+  Json e = test::json_of(sink.records[0]);
+  EXPECT_EQ(e["metric"], "gc_cpu");
+  EXPECT_EQ(e["samples"], 400);
+  EXPECT_EQ(e["gc_samples"], 30);
+  EXPECT_EQ(e["gc_percent"], 7.5);
+  EXPECT_NEAR(e["gc_cpu_ms"].get<double>(), 303.03, 0.01);  // 30 periods of 1/99 s
+}
+
+TEST(GcCounters, DeltaHasTheInterpretersDurationOnlyWhereBothReadingsHaveIt) {
+  GcReading before, after;
+  before.gen[2] = {5, 100, 1};
+  after.gen[2] = {7, 130, 1};
+  GcGenerationDelta d = gc_delta(after, before, 2);
+  EXPECT_EQ(d.collections, 2);
+  EXPECT_EQ(d.collected, 30);
+  EXPECT_EQ(d.uncollectable, 0);
+  EXPECT_FALSE(d.duration_ms);
+  before.timed = after.timed = true;
+  before.duration_s[2] = 0.25;
+  after.duration_s[2] = 0.2625;
+  d = gc_delta(after, before, 2);
+  ASSERT_TRUE(d.duration_ms);
+  EXPECT_NEAR(*d.duration_ms, 12.5, 1e-9);
 }
 
 TEST_F(GcDecoding, ShortRecordsAndForgottenTargetsWriteNothing) {
@@ -289,6 +349,17 @@ TEST(GcFlags, DefaultsAndValues) {
   EXPECT_EQ(gc.stats_interval_s, 10.0);
   EXPECT_TRUE(gc.py_enable);
   EXPECT_EQ(gc.hook, "auto");
+  EXPECT_EQ(gc.pauses, "auto");
+  EXPECT_EQ(gc.pauses_max_rate, 200);
+  EXPECT_EQ(gc.sample_hz, 99u);
+  auto modes = test::parse_args({"--gc-pauses", "off", "--gc-pauses-max-rate", "50", "--gc-sample-hz", "0"});
+  ASSERT_TRUE(modes);
+  const auto& m = test::tracker_options<GcOptions>(*modes, "gc");
+  EXPECT_EQ(m.pauses, "off");
+  EXPECT_EQ(m.pauses_max_rate, 50);
+  EXPECT_EQ(m.sample_hz, 0u);
+  EXPECT_FALSE(test::parse_args({"--gc-pauses", "sometimes"}));
+  EXPECT_FALSE(test::parse_args({"--gc-pauses-max-rate", "-3"}));
   auto set =
       test::parse_args({"--gc-min-ms", "2.5", "--no-gc-py-enable", "--gc-hook", "uprobe", "--gc-stats-interval", "3"});
   ASSERT_TRUE(set);
@@ -331,6 +402,14 @@ TEST(GcStructs, MatchTheEmbeddedObject) {
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, collected);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, uncollectable);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, gen);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, gil);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, collecting);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, gil_locked);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_proc, gil_holder);
+
+  EXPECT_SAME_SIZE(t, pyebpf_gc_samples);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_samples, samples);
+  EXPECT_SAME_LAYOUT(t, pyebpf_gc_samples, collecting);
 
   EXPECT_SAME_SIZE(t, pyebpf_gc_gen);
   EXPECT_SAME_LAYOUT(t, pyebpf_gc_gen, base);

@@ -162,6 +162,7 @@ TEST(Report, GcStatsCountEveryCollection) {
     e["interval_s"] = 10.0;
     e["generation"] = gen;
     e["count"] = count;
+    e["timed"] = count;
     e["total_ms"] = total_ms;
     e["p50_ms"] = 0;
     e["p99_ms"] = 0;
@@ -180,11 +181,40 @@ TEST(Report, GcStatsCountEveryCollection) {
   feed(r, pause);
   std::string text = r.render();
   expect_fits(text);
-  EXPECT_NE(text.find("[gc_stats: 101 collections, 40.000 ms]"), std::string::npos) << text;
+  EXPECT_NE(text.find("[gc_stats: 101 collections, 101 timed one by one]"), std::string::npos) << text;
   std::string gen0 = line_with(text, " 0 100 ");
-  EXPECT_NE(gen0.find("10.000 0.104 0.112 0.250"), std::string::npos) << text;  // p50, p99 in the 96-112 us bucket
+  EXPECT_NE(gen0.find("100 10.000 0.104 0.112 0.250"), std::string::npos) << text;  // p50, p99 in the 96-112 us bucket
   std::string gen2 = line_with(text, " 2 1 ");
-  EXPECT_NE(gen2.find("30.000 30.000 30.000 30.000"), std::string::npos) << text;  // capped by the exact max
+  EXPECT_NE(gen2.find("1 30.000 30.000 30.000 30.000"), std::string::npos) << text;  // capped by the exact max
+}
+
+// Collections counted without probes have no percentiles; the share of CPU
+// GC took comes from the gc_cpu records' samples.
+TEST(Report, UntimedCollectionsAndGcShareOfCpu) {
+  Report r = app::make_report();
+  Json e = thread_event("gc_stats", "MainThread", 1);
+  e["interval_s"] = 10.0;
+  e["generation"] = 0;
+  e["count"] = 15000;
+  e["timed"] = 0;
+  e["collected"] = 0;
+  e["uncollectable"] = 0;
+  e["histogram"] = Json::array();
+  feed(r, e);
+  for (int samples : {300, 100}) {
+    Json cpu = thread_event("gc_cpu", "MainThread", 1);
+    cpu["interval_s"] = 10.0;
+    cpu["samples"] = samples;
+    cpu["gc_samples"] = samples / 10;
+    cpu["gc_percent"] = 10.0;
+    cpu["gc_cpu_ms"] = samples * 10.0 / 99 * 10;
+    feed(r, cpu);
+  }
+  std::string text = r.render();
+  expect_fits(text);
+  EXPECT_NE(text.find("[gc_stats: 15000 collections, 0 timed one by one]"), std::string::npos) << text;
+  EXPECT_NE(line_with(text, " 0 15000 ").find("0 - - - -"), std::string::npos) << text;
+  EXPECT_NE(text.find("GC's share of the targets' CPU: 10.0 % (40 of 400 samples"), std::string::npos) << text;
 }
 
 // gil_stats records count every wait: the section's numbers come from them

@@ -114,6 +114,9 @@ FIELDS = {
     "gcstats.collections": ["struct gc_generation_stats.collections"],
     "gcstats.collected": ["struct gc_generation_stats.collected"],
     "gcstats.uncollectable": ["struct gc_generation_stats.uncollectable"],
+    # 3.15+: the running total of the collections' durations (seconds, a
+    # double), which CPython times itself: pauses without a probe.
+    "gcstats.duration": ["struct gc_generation_stats.duration"],
     "tstate.prev": ["PyThreadState.prev"],
     "tstate.next": ["PyThreadState.next"],
     "tstate.interp": ["PyThreadState.interp"],
