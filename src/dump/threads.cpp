@@ -61,7 +61,9 @@ std::string state_name(std::uint32_t state, std::uint32_t exit_state, bool on_cp
 }
 
 Dumper::Dumper(const bpf::SharedMaps& shared, const native::Kallsyms& kallsyms)
-    : reader_(shared), kallsyms_(kallsyms) {}
+    : Dumper(std::make_unique<ThreadReader>(shared), kallsyms) {}
+Dumper::Dumper(std::unique_ptr<ThreadReader> reader, const native::Kallsyms& kallsyms)
+    : reader_(std::move(reader)), kallsyms_(kallsyms) {}
 Dumper::~Dumper() = default;
 
 native::NativeSymbolizer& Dumper::native(pid_t pid) {
@@ -107,7 +109,7 @@ DumpedThread Dumper::decode(const pyebpf_thread_dump& rec, const trackers::Targe
 
 std::vector<DumpedProcess> Dumper::dump(const std::vector<const trackers::Target*>& targets,
                                         std::uint64_t min_blocked_ns) {
-  const auto records = reader_.read(min_blocked_ns);
+  const auto records = reader_->read(min_blocked_ns);
   std::vector<DumpedProcess> out;
   for (const trackers::Target* target : targets) {
     DumpedProcess p;

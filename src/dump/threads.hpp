@@ -68,6 +68,8 @@ class Dumper {
  public:
   // Kernel frames are named with `kallsyms`, which must outlive it.
   Dumper(const bpf::SharedMaps& shared, const native::Kallsyms& kallsyms);
+  // With a reader loaded earlier (offcpu loads it at start, see BlockedThreads).
+  Dumper(std::unique_ptr<ThreadReader> reader, const native::Kallsyms& kallsyms);
   ~Dumper();
 
   // Every thread of `targets` (each already in py_procs) now, or with
@@ -80,7 +82,7 @@ class Dumper {
   native::NativeSymbolizer& native(pid_t pid);
   DumpedThread decode(const pyebpf_thread_dump& rec, const trackers::Target& target);
 
-  ThreadReader reader_;
+  std::unique_ptr<ThreadReader> reader_;
   const native::Kallsyms& kallsyms_;
   native::ElfCache elf_files_;
   std::map<pid_t, std::unique_ptr<native::NativeSymbolizer>> native_;

@@ -155,6 +155,7 @@ void OffCpuTracker::start(TrackerContext& ctx) {
   }
   at_resume_ = hooks.at_resume;
   runq_from_kernel_ = hooks.tp_btf && hooks.runq_from_kernel;
+  if (blocked_) blocked_->start(ctx);
 
   if (o.aggregate_s > 0) {
     agg_timer_ = make_timer(from_seconds(o.aggregate_s), from_seconds(o.aggregate_s));

@@ -92,28 +92,29 @@ BlockedThreads::BlockedThreads(double after_s, double end_min_ms)
     : after_s_(after_s), end_min_ms_(end_min_ms), record_(off_cpu_blocked_schema()) {}
 BlockedThreads::~BlockedThreads() = default;
 
-bool BlockedThreads::ready(TrackerContext& ctx, const native::Kallsyms& kallsyms) {
-  if (dumper_) return true;
-  if (!unavailable_.empty()) return false;
+void BlockedThreads::start(TrackerContext& ctx) {
   try {
-    dumper_ = std::make_unique<dump::Dumper>(ctx.shared_maps, kallsyms);
-    return true;
+    reader_ = std::make_unique<dump::ThreadReader>(ctx.shared_maps);
   } catch (const Error& e) {
     unavailable_ = e.what();
     ctx.degraded.add("offcpu", 0, std::string("threads blocked now are not reported: ") + e.what(), e.hint());
-    return false;
   }
+}
+
+bool BlockedThreads::ready(const native::Kallsyms& kallsyms) {
+  if (!dumper_ && reader_) dumper_ = std::make_unique<dump::Dumper>(std::move(reader_), kallsyms);
+  return dumper_ != nullptr;
 }
 
 void BlockedThreads::tick(TrackerContext& ctx, const native::Kallsyms& kallsyms) {
   const std::uint64_t now = monotonic_ns();
-  if (now < next_check_ns_ || !ready(ctx, kallsyms)) return;
+  if (now < next_check_ns_ || !ready(kallsyms)) return;
   next_check_ns_ = now + static_cast<std::uint64_t>(std::max(after_s_ / 2, kMinPeriodS) * 1e9);
   report(ctx, static_cast<std::uint64_t>(after_s_ * 1e9), "threshold");
 }
 
 void BlockedThreads::finish(TrackerContext& ctx, const native::Kallsyms& kallsyms) {
-  if (!ready(ctx, kallsyms)) return;
+  if (!ready(kallsyms)) return;
   report(ctx, static_cast<std::uint64_t>(std::llround(end_min_ms_ * 1e6)), "end");
 }
 

@@ -42,6 +42,11 @@ class BlockedThreads {
   BlockedThreads(double after_s, double end_min_ms);
   ~BlockedThreads();
 
+  // Loads the thread iterator. At start, not at the first look: its load
+  // parses the kernel's BTF (~6 MB of transient heap), which on top of the
+  // kernel symbols offcpu holds by then raised pyebpf's peak RSS by as much
+  // (bench/observer's rss row, 38 -> 44 MiB).
+  void start(TrackerContext& ctx);
   // Looks every max(after_s / 2, 0.5 s); kernel frames are named with
   // `kallsyms`, which must outlive this.
   void tick(TrackerContext& ctx, const native::Kallsyms& kallsyms);
@@ -50,11 +55,13 @@ class BlockedThreads {
   std::string summary() const;
 
  private:
-  bool ready(TrackerContext& ctx, const native::Kallsyms& kallsyms);
+  // Makes the dumper once the kernel symbols are there; false without a reader.
+  bool ready(const native::Kallsyms& kallsyms);
   // Emits the threads blocked at least `min_ns`; "threshold" ones only once per wait.
   void report(TrackerContext& ctx, std::uint64_t min_ns, const char* why);
 
   const double after_s_, end_min_ms_;
+  std::unique_ptr<dump::ThreadReader> reader_;  // loaded at start, until dumper_ takes it
   std::unique_ptr<dump::Dumper> dumper_;
   std::string unavailable_;  // why the threads cannot be read, once that failed
   std::uint64_t next_check_ns_ = 0;
