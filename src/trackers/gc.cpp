@@ -335,6 +335,9 @@ void GcTracker::start(TrackerContext& ctx) {
 }
 
 void GcTracker::add_target(const Target& target) {
+  // A reused pid: its last owner's interval goes first (as IntervalStats::add
+  // does for BPF's entries, whose flush alone would drop them from timed_).
+  if (auto old = targets_.find(target.pid); old != targets_.end() && old->second.gone) flush();
   const auto& python = *target.python;
   const auto& interp = python.interpreter();
   Traced t;
@@ -413,7 +416,7 @@ void GcTracker::attach(pid_t pid, Traced& t) {
       std::move(links.begin(), links.end(), std::back_inserter(process_links_[pid]));
     }
   }
-  t.probes = t.ever_probed = true;
+  t.probes = true;
   ++t.attaches;
   spdlog::info("gc: {}: pauses timed one by one: {}", who(*t.python), t.plan.description);
 }
@@ -451,7 +454,7 @@ void GcTracker::check_rates() {
     }
     if (t.probes) continue;
     t.calm_checks = rate <= options_.pauses_max_rate / 2 ? t.calm_checks + 1 : 0;
-    if (t.calm_checks >= (t.ever_probed ? kCalmChecks : 1)) {
+    if (t.calm_checks >= (t.attaches ? kCalmChecks : 1)) {
       try {
         attach(pid, t);
       } catch (const Error& e) {

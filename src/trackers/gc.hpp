@@ -136,7 +136,6 @@ class GcTracker : public Tracker {
     GcReading interval_start;      // at the start of the gc_stats interval
     pyebpf_event_header hdr{};     // who it is, for records no BPF header names (its samples' once it has some)
     bool probes = false;           // pause probes attached now
-    bool ever_probed = false;
     int calm_checks = 0;  // checks in a row at or below half the max rate, probes off
     unsigned attaches = 0, detaches = 0;
     bool gone = false;
