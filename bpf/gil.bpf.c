@@ -477,6 +477,15 @@ int cond_wait_exit(struct pt_regs *ctx)
  * free at their resumes each report a wait; the loser then starts another.
  */
 
+/* The PyThreadState of `task`, a thread of target `tgid`; 0 if not found.
+ * Looked up only where needed: py_procs is one more lookup per switch. */
+static __always_inline __u64 find_self(__u32 tgid, struct task_struct *task, __u32 tid)
+{
+	struct pyebpf_py_proc *proc = pyebpf_lookup_proc(tgid);
+
+	return proc ? pyebpf_find_tstate(proc, pyebpf_thread_pointer(task), tid) : 0;
+}
+
 /*
  * Whether the thread of `w`, which resumed at w->last_ns with the GIL held by
  * another thread (switch number w->wake_sn then), has not taken it since:
@@ -484,15 +493,15 @@ int cond_wait_exit(struct pt_regs *ctx)
  * would come first, and another's after it makes two). Two takes in those
  * microseconds read as this thread's: the wait is then split in two.
  */
-static __always_inline bool still_waiting(const struct pyebpf_py_proc *proc, struct gil_wait *w,
-					  const struct gil_state *st, struct task_struct *task, __u32 tid)
+static __always_inline bool still_waiting(__u32 tgid, struct gil_wait *w, const struct gil_state *st,
+					  struct task_struct *task, __u32 tid)
 {
 	if (st->switch_number == w->wake_sn)
 		return true;
-	if (st->switch_number != w->wake_sn + 1 || !proc)
+	if (st->switch_number != w->wake_sn + 1)
 		return false;
 	if (!w->self)
-		w->self = pyebpf_find_tstate(proc, pyebpf_thread_pointer(task), tid);
+		w->self = find_self(tgid, task, tid);
 	return w->self && st->holder != w->self;
 }
 
@@ -569,24 +578,24 @@ static __always_inline void end_unseen(struct pyebpf_gil_proc *gp, __u32 tgid, _
  * sched hook: per target thread that ever waited for the GIL, its wait
  * (start_ns 0: none open). Kept for the thread's life, and reused: making and
  * deleting an entry per wait cost more than the rest of the wait's hooks.
- * Deleted when the thread exits. LRU so that it can never fill up.
+ * Task storage, not a hash by tid: it is freed with the thread, cannot fill
+ * up, and its lookup follows task->bpf_storage, which offcpu's record of the
+ * same thread has just brought into the cache at the same switch (see
+ * offcpu.bpf.c's thread_store for the measurements).
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct gil_wait);
 } sched_waits SEC(".maps");
 
 /* The wait record of thread `tid` to open a wait in: its own, else a new one. */
-static __always_inline struct gil_wait *sched_wait_record(struct gil_wait *w, __u32 tid)
+static __always_inline struct gil_wait *sched_wait_record(struct gil_wait *w, struct task_struct *task)
 {
-	struct gil_wait fresh = {};
-
 	if (w)
 		return w;
-	bpf_map_update_elem(&sched_waits, &tid, &fresh, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&sched_waits, &tid);
+	return bpf_task_storage_get(&sched_waits, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
 SEC("tp_btf/sched_switch")
@@ -594,7 +603,6 @@ int BPF_PROG(gil_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	     unsigned int prev_state)
 {
 	__u32 tgid = prev->tgid, tid;
-	struct pyebpf_py_proc *proc = NULL;
 	struct pyebpf_gil_proc *gp;
 	struct gil_state st = {};
 	__u64 futex = 0, self;
@@ -608,7 +616,7 @@ int BPF_PROG(gil_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	tid = prev->pid;
 	if (pyebpf_task_syscall(prev, &futex) != PYEBPF_NR_FUTEX)
 		futex = 0;
-	w = bpf_map_lookup_elem(&sched_waits, &tid);
+	w = bpf_task_storage_get(&sched_waits, prev, NULL, 0);
 	open = w && w->start_ns;
 	if (!futex && !open)
 		return 0; /* a target thread's usual sleep: no GIL wait starts or ends */
@@ -617,12 +625,12 @@ int BPF_PROG(gil_sched_switch, bool preempt, struct task_struct *prev, struct ta
 		return 0;
 	pyebpf_count(PYEBPF_CNT_HITS);
 	gil_sleep = futex && (futex - gp->cond < PYEBPF_GIL_COND_BYTES || futex == gp->mutex);
-	if (gil_sleep && (read_gil_state(gp, &st) || !(proc = pyebpf_lookup_proc(tgid))))
+	if (gil_sleep && read_gil_state(gp, &st))
 		return 0;
 	if (open) {
 		/* Another round of the same wait, or the wait ended at its last
 		 * resume (also when the thread now sleeps on something else). */
-		if (gil_sleep && !w->in_cond && still_waiting(proc, w, &st, prev, tid)) {
+		if (gil_sleep && !w->in_cond && still_waiting(tgid, w, &st, prev, tid)) {
 			w->in_cond = 1;
 			return 0;
 		}
@@ -642,11 +650,11 @@ int BPF_PROG(gil_sched_switch, bool preempt, struct task_struct *prev, struct ta
 		if (!st.locked)
 			return 0;
 		if (!self)
-			self = pyebpf_find_tstate(proc, pyebpf_thread_pointer(prev), tid);
+			self = find_self(tgid, prev, tid);
 		if (!self || st.holder == self)
 			return 0;
 	}
-	w = sched_wait_record(w, tid);
+	w = sched_wait_record(w, prev);
 	if (!w)
 		return 0;
 	w->start_ns = bpf_ktime_get_ns();
@@ -678,7 +686,7 @@ int gil_sched_resume(__u64 *ctx)
 	if (!pyebpf_maybe_proc(tgid))
 		return 0;
 	tid = task->pid;
-	found = bpf_map_lookup_elem(&sched_waits, &tid);
+	found = bpf_task_storage_get(&sched_waits, task, NULL, 0);
 	if (!found || !found->start_ns || !found->in_cond)
 		return 0;
 	gp = bpf_map_lookup_elem(&gil_procs, &tgid);
@@ -745,7 +753,6 @@ int BPF_PROG(gil_thread_exit, struct task_struct *task)
 	if (t && t->tid == tid)
 		bpf_map_delete_elem(&thread_ids, &key);
 	bpf_map_delete_elem(&waits, &tid);
-	bpf_map_delete_elem(&sched_waits, &tid);
 	bpf_map_delete_elem(&waiter_stacks, &tid);
 	return 0;
 }
