@@ -75,8 +75,9 @@ std::string ProcessLifecycle::summary() const {
   trackers::Counters c = trackers::read_counters(skel_->maps.counters);
   return fmt::format(
       "processes followed: {} forks and {} execs of targets' lineages or --name matches seen, {} lost (ring buffer "
-      "full), {} children not followed (lineage map full)",
-      c[PYEBPF_LIFECYCLE_CNT_FORKS], c[PYEBPF_LIFECYCLE_CNT_EXECS], c[PYEBPF_CNT_RINGBUF_FULL] + malformed_,
+      "full){}, {} children not followed (lineage map full)",
+      c[PYEBPF_LIFECYCLE_CNT_FORKS], c[PYEBPF_LIFECYCLE_CNT_EXECS], c[PYEBPF_CNT_RINGBUF_FULL],
+      trackers::malformed_note(malformed_),
       c[PYEBPF_LIFECYCLE_CNT_LINEAGE_FULL]);
 }
 

@@ -44,7 +44,8 @@ std::vector<Link> attach(pid_t pid, const std::vector<LibcProbe>& probes, const 
     if (std::find(names.begin(), names.end(), p.function) == names.end()) names.emplace_back(p.function);
   }
   const std::uint64_t t0 = monotonic_ns();
-  auto functions = native::libc_functions(pid, names);
+  std::vector<std::string> unreadable;
+  auto functions = native::libc_functions(pid, names, unreadable);
   const std::uint64_t t1 = monotonic_ns();
   std::uint64_t sites_ns = 0, attach_ns = 0, attach_max_ns = 0;
   std::size_t slowest = 0;
@@ -80,6 +81,10 @@ std::vector<Link> attach(pid_t pid, const std::vector<LibcProbe>& probes, const 
                                errno));
       std::move(attached.begin(), attached.end(), std::back_inserter(links));
     }
+    if (!found && !unreadable.empty())
+      throw Error(fmt::format("{}: pid {}: no C library function {} found; unreadable: {}", who, pid, p.function,
+                              fmt::join(unreadable, "; ")),
+                  "check that the files named can be read by root (a container's root, a deleted library)");
     if (!found)
       throw Error(fmt::format("{}: pid {} maps no C library function {} (a static, stripped executable?)", who, pid,
                               p.function));

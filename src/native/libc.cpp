@@ -100,30 +100,38 @@ std::vector<procfs::Mapping> c_libraries(pid_t pid) {
   return c_libraries_in(procfs::read_maps(pid));
 }
 
-std::vector<LibcFunction> libc_functions(pid_t pid, const std::vector<std::string>& names) {
-  const auto maps = procfs::read_maps(pid);
-  std::vector<procfs::Mapping> files = c_libraries_in(maps);
-  const std::string exe = executable_path(pid);
-  for (const auto& m : maps) {
-    if (m.file_backed() && m.path == exe) {
-      if (std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.path == exe; })) files.push_back(m);
-      break;
-    }
-  }
+std::vector<LibcFunction> libc_functions_in(const std::vector<LibcFile>& files, const std::vector<std::string>& names,
+                                            std::vector<std::string>& unreadable) {
   std::vector<LibcFunction> out;
-  for (const auto& m : files) {
-    std::string open_path = procfs::open_path(pid, m);
+  for (const auto& file : files) {
     try {
-      for (auto& f : functions_in(open_path, names)) {
-        f.open_path = open_path;
-        f.mapped_path = procfs::target_path(pid, m.path);
+      for (auto& f : functions_in(file.open_path, names)) {
+        f.open_path = file.open_path;
+        f.mapped_path = file.mapped_path;
         out.push_back(std::move(f));
       }
     } catch (const Error& e) {
-      spdlog::debug("pid {}: C library functions: {}", pid, e.what());
+      unreadable.push_back(file.mapped_path + ": " + e.what());
     }
   }
   return out;
+}
+
+std::vector<LibcFunction> libc_functions(pid_t pid, const std::vector<std::string>& names,
+                                         std::vector<std::string>& unreadable) {
+  const auto maps = procfs::read_maps(pid);
+  std::vector<procfs::Mapping> mappings = c_libraries_in(maps);
+  const std::string exe = executable_path(pid);
+  for (const auto& m : maps) {
+    if (m.file_backed() && m.path == exe) {
+      if (std::none_of(mappings.begin(), mappings.end(), [&](const auto& f) { return f.path == exe; }))
+        mappings.push_back(m);
+      break;
+    }
+  }
+  std::vector<LibcFile> files;
+  for (const auto& m : mappings) files.push_back({procfs::open_path(pid, m), procfs::target_path(pid, m.path)});
+  return libc_functions_in(files, names, unreadable);
 }
 
 }  // namespace pyebpf::native

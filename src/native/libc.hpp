@@ -40,8 +40,19 @@ inline constexpr std::size_t kMaxCodeBytes = 4096;
 // defines it, and in its executable if that defines it too (a static build
 // carries its own C library). A call may land in any of these copies (old
 // glibc's libpthread wrappers serve the calls bound to them, libc's the
-// rest), so a probe belongs in each. Files that cannot be read are skipped
-// (logged at debug level). Throws pyebpf::Error if /proc/PID/maps cannot be read.
-std::vector<LibcFunction> libc_functions(pid_t pid, const std::vector<std::string>& names);
+// rest), so a probe belongs in each. Files that cannot be read are skipped,
+// each with its error in `unreadable` (a caller that finds a function
+// missing must say why, not guess). Throws pyebpf::Error if /proc/PID/maps
+// cannot be read.
+std::vector<LibcFunction> libc_functions(pid_t pid, const std::vector<std::string>& names,
+                                         std::vector<std::string>& unreadable);
+
+// A C library or executable to look in: the path pyebpf opens, the one the target maps.
+struct LibcFile {
+  std::string open_path, mapped_path;
+};
+// libc_functions() over given files.
+std::vector<LibcFunction> libc_functions_in(const std::vector<LibcFile>& files, const std::vector<std::string>& names,
+                                            std::vector<std::string>& unreadable);
 
 }  // namespace pyebpf::native

@@ -89,7 +89,8 @@ void FlameGraphSink::add(std::size_t kind, const Record& r, double weight) {
   // Time a Python thread spent with no Python frame (starting, exiting, pure
   // C) is still its time: it gets a frame of its own instead of vanishing.
   if (sample_.empty()) sample_.push_back({FlameFrame::Kind::Label, kNoPythonFramesLabel});
-  const std::uint64_t pid = r.uint_value(f::pid), tid = r.uint_value(f::tid);
+  const auto pid = static_cast<std::uint64_t>(r.number(f::pid).value_or(0));
+  const auto tid = static_cast<std::uint64_t>(r.number(f::tid).value_or(0));
   auto [it, added] = graphs_.profiles.try_emplace({kind, pid, tid});
   FlameGraphs::Profile& p = it->second;
   if (added) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sinks/record.hpp"
 
+#include <cstdint>
 #include <stdexcept>
 
 namespace pyebpf::sinks {
@@ -70,6 +71,35 @@ Record::Value& Record::slot(FieldId f, Kind kind) {
   Value& v = values_[f];
   v.kind = kind;
   return v;
+}
+
+void Record::wrong_kind(FieldId f, Kind wanted) const {
+  const std::string name = f < values_.size() ? schema_->column(f).name : std::to_string(f);
+  throw std::logic_error("metric " + metric() + ": field " + name + " read as " + kind_name(wanted) + " but holds " +
+                         (f < values_.size() ? kind_name(values_[f].kind) : "nothing (no such field)"));
+}
+
+const Record::Value& Record::held(FieldId f, Kind kind) const {
+  if (f >= values_.size() || values_[f].kind != kind) wrong_kind(f, kind);
+  return values_[f];
+}
+
+std::uint64_t Record::uint_value(FieldId f) const {
+  if (f < values_.size()) {
+    const Value& v = values_[f];
+    if (v.kind == Kind::UInt) return v.u;
+    if (v.kind == Kind::Int && v.i >= 0) return static_cast<std::uint64_t>(v.i);
+  }
+  wrong_kind(f, Kind::UInt);
+}
+
+std::int64_t Record::int_value(FieldId f) const {
+  if (f < values_.size()) {
+    const Value& v = values_[f];
+    if (v.kind == Kind::Int) return v.i;
+    if (v.kind == Kind::UInt && v.u <= static_cast<std::uint64_t>(INT64_MAX)) return static_cast<std::int64_t>(v.u);
+  }
+  wrong_kind(f, Kind::Int);
 }
 
 Record::Span Record::store(std::string_view text) {

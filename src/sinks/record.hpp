@@ -77,11 +77,15 @@ class Record {
   // --- reading (sinks) ---
   Kind kind(FieldId f) const { return values_[f].kind; }
   bool has(FieldId f) const { return kind(f) != Kind::Absent && kind(f) != Kind::Null; }
-  std::uint64_t uint_value(FieldId f) const { return values_[f].u; }
-  std::int64_t int_value(FieldId f) const { return values_[f].i; }
-  double float_value(FieldId f) const { return values_[f].d; }
-  bool bool_value(FieldId f) const { return values_[f].b; }
-  std::int64_t time_us(FieldId f) const { return values_[f].i; }
+  // A field read as a kind it does not hold (absent, null, cleared, another
+  // type) is a programming error (std::logic_error), as setting one is: a
+  // stale value must never pass for data. Integers read either way when the
+  // value fits (stored runs read back may hold a pid as Int).
+  std::uint64_t uint_value(FieldId f) const;
+  std::int64_t int_value(FieldId f) const;
+  double float_value(FieldId f) const { return held(f, Kind::Float).d; }
+  bool bool_value(FieldId f) const { return held(f, Kind::Bool).b; }
+  std::int64_t time_us(FieldId f) const { return held(f, Kind::Time).i; }
   // Any number (UInt, Int, Float, Bool) as a double; nullopt otherwise.
   std::optional<double> number(FieldId f) const;
   // Text; empty unless the field holds Text.
@@ -118,6 +122,8 @@ class Record {
   };
 
   Value& slot(FieldId f, Kind kind);
+  const Value& held(FieldId f, Kind kind) const;
+  [[noreturn]] void wrong_kind(FieldId f, Kind wanted) const;
   Span store(std::string_view text);
   std::string_view view(Span s) const { return std::string_view(text_).substr(s.begin, s.size); }
 

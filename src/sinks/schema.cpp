@@ -6,7 +6,7 @@
 namespace pyebpf::sinks {
 
 TableSchema::TableSchema(std::string metric, std::string table, Prefix prefix)
-    : metric_(std::move(metric)), table_(std::move(table)) {
+    : metric_(std::move(metric)), table_(std::move(table)), prefix_(prefix) {
   using T = ColumnType;
   if (prefix == Prefix::None) return;
   add("env", T::Symbol);

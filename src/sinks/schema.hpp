@@ -72,6 +72,7 @@ class TableSchema {
 
   const std::string& metric() const { return metric_; }
   const std::string& table() const { return table_; }
+  Prefix prefix() const { return prefix_; }
   const std::vector<Column>& columns() const { return columns_; }
   const Column& column(FieldId id) const { return columns_[id]; }
   std::optional<FieldId> find(std::string_view name) const;
@@ -82,6 +83,7 @@ class TableSchema {
  private:
   std::string metric_;
   std::string table_;
+  Prefix prefix_;
   std::vector<Column> columns_;
 };
 

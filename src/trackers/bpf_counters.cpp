@@ -27,4 +27,8 @@ std::uint64_t recursion_misses(const bpf_program* prog) {
   return info.recursion_misses;
 }
 
+std::string malformed_note(std::uint64_t malformed) {
+  return malformed ? ", " + std::to_string(malformed) + " malformed records (a pyebpf bug: please report it)" : "";
+}
+
 }  // namespace pyebpf::trackers

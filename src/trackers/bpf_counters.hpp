@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "common.h"
 
@@ -19,5 +20,10 @@ Counters read_counters(const bpf_map* map);
 // was already running on that CPU (its recursion guard): a hook fired by an
 // interrupt that arrived during another run of it. Nothing else counts them.
 std::uint64_t recursion_misses(const bpf_program* prog);
+
+// For a summary line, after its count of events lost to a full ring buffer:
+// records shorter than their struct, which mean pyebpf's BPF and user-space
+// halves disagree (a bug), not that a ring was full. Empty when there are none.
+std::string malformed_note(std::uint64_t malformed);
 
 }  // namespace pyebpf::trackers

@@ -277,9 +277,23 @@ std::optional<GcPauses> parse_gc_pauses(const std::string& text) {
   return std::nullopt;
 }
 
+namespace {
+
+// A choice option's value, or a clear error: the CLI checks the choices, but
+// a tracker built from other options (tests, a stored configuration) must not
+// fall back silently.
+template <typename Choice>
+Choice chosen(std::optional<Choice> choice, const char* flag, const std::string& text, const char* choices) {
+  if (!choice) throw Error(std::string(flag) + " " + text + ": not a known choice", std::string("use one of ") + choices);
+  return *choice;
+}
+
+}  // namespace
+
 GcTracker::GcTracker(const GcOptions& options)
     : options_(options),
-      pauses_(parse_gc_pauses(options.pauses).value_or(GcPauses::Auto)),
+      pauses_(chosen(parse_gc_pauses(options.pauses), "--gc-pauses", options.pauses, "auto, on, off")),
+      hook_(chosen(parse_gc_hook(options.hook), "--gc-hook", options.hook, "auto, usdt, uprobe")),
       record_(gc_pause_schema()),
       stats_record_(gc_stats_schema()),
       cpu_record_(gc_cpu_schema()) {}
@@ -343,11 +357,11 @@ void GcTracker::add_target(const Target& target) {
   Traced t;
   t.python = &python;
   if (pauses_ != GcPauses::Off) {
-    t.plan = plan_gc_hooks(interp.elf, interp.version, parse_gc_hook(options_.hook).value_or(GcHookChoice::Auto));
+    t.plan = plan_gc_hooks(interp.elf, interp.version, hook_);
     if (t.plan.kind == GcHookPlan::Kind::None) {
       // Where the user asked for probes (or for one hook), their absence is
       // an error; auto does without them.
-      if (pauses_ == GcPauses::On || options_.hook != "auto") throw Error(t.plan.missing, t.plan.hint);
+      if (pauses_ == GcPauses::On || hook_ != GcHookChoice::Auto) throw Error(t.plan.missing, t.plan.hint);
       spdlog::info("gc: {}: collections counted but not timed one by one: {}", who(python), t.plan.missing);
     }
   }
@@ -588,11 +602,11 @@ std::vector<std::string> GcTracker::summary_lines() const {
                                                               options_.pauses_max_rate),
       modes.empty() ? "" : ": ", fmt::join(modes, "; ")));
   lines.push_back(fmt::format(
-      "gc: {} gc_pause events emitted, {} below --gc-min-ms ({} ms), {} lost (ring buffer full), {} not counted (no "
+      "gc: {} gc_pause events emitted, {} below --gc-min-ms ({} ms), {} lost (ring buffer full){}, {} not counted (no "
       "gc_stats entry), {} starts not recorded (start map full), {} without counts (GC stats unreadable or another "
       "interpreter's), {} ends without a seen start (attached mid-collection), {} collector calls that collected "
       "nothing, {} nested calls",
-      counts_.emitted, c[PYEBPF_CNT_FILTERED], options_.min_ms, c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed,
+      counts_.emitted, c[PYEBPF_CNT_FILTERED], options_.min_ms, c[PYEBPF_CNT_RINGBUF_FULL], malformed_note(counts_.malformed),
       c[PYEBPF_GC_CNT_NO_TOTALS], c[PYEBPF_GC_CNT_START_LOST], c[PYEBPF_GC_CNT_NO_STATS], c[PYEBPF_GC_CNT_UNMATCHED],
       c[PYEBPF_GC_CNT_NOOP], c[PYEBPF_GC_CNT_NESTED]));
   return lines;

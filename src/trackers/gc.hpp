@@ -155,6 +155,7 @@ class GcTracker : public Tracker {
 
   const GcOptions options_;
   const GcPauses pauses_;
+  const GcHookChoice hook_;
   TrackerContext* ctx_ = nullptr;
   bpf::Skeleton<gc_bpf> skel_;
   std::map<pid_t, std::vector<bpf::Link>> process_links_;  // per target: its probes

@@ -107,52 +107,27 @@ namespace {
 
 using namespace sinks::report;
 
-// GC pauses by generation: count, total, p50/p99/max. From gc_stats records,
-// which count every collection; from gc_pause events only in a stored run
-// that has no gc_stats (pyebpf before gc_stats existed).
+// GC by generation from gc_stats records, which count every collection:
+// count, timed, total, p50/p99/max of the timed; GC's share of the CPU from
+// gc_cpu records.
 class GcSection : public sinks::ReportSection {
  public:
   void add(const sinks::Record& r) override {
     if (&r.schema() == &gc_stats_schema()) {
       add_stats(r);
-      return;
-    }
-    if (&r.schema() == &gc_cpu_schema()) {
+    } else if (&r.schema() == &gc_cpu_schema()) {
       const GcCpuSchema& s = gc_cpu_schema();
       samples_ += static_cast<std::uint64_t>(r.number(s.samples).value_or(0));
       gc_samples_ += static_cast<std::uint64_t>(r.number(s.gc_samples).value_or(0));
       gc_cpu_ms_ += r.number(s.gc_cpu_ms).value_or(0);
-      return;
     }
-    const GcPauseSchema& s = gc_pause_schema();
-    double d = r.number(s.duration_ms).value_or(0);
-    pauses_by_generation_[static_cast<long>(r.number(s.generation).value_or(-1))].add(d);
-    all_pauses_.add(d);
   }
 
   void render(std::string& out) const override {
-    if (!stats_by_generation_.empty() || samples_) {
-      render_stats(out);
-      return;
-    }
-    if (all_pauses_.count() == 0) return;
-    heading(out, fmt::format("GC pauses by generation  [gc_pause: {} collections, {} ms]", all_pauses_.count(),
-                             ms(all_pauses_.total())));
-    std::vector<std::vector<std::string>> rows;
-    auto row = [&](const std::string& name, const Distribution& d) {
-      rows.push_back(
-          {name, count_text(d.count()), ms(d.total()), ms(d.percentile(0.5)), ms(d.percentile(0.99)), ms(d.max())});
-    };
-    for (const auto& [gen, d] : pauses_by_generation_) row(gen < 0 ? "?" : std::to_string(gen), d);
-    if (pauses_by_generation_.size() > 1) row("all", all_pauses_);
-    table(out, columns(), rows);
+    if (!stats_by_generation_.empty() || samples_) render_stats(out);
   }
 
  private:
-  static std::vector<Col> columns() {
-    return {{"gen", 4, true},    {"count", 8, true},  {"total ms", 11, true},
-            {"p50 ms", 9, true}, {"p99 ms", 9, true}, {"max ms", 9, true}};
-  }
 
   // One generation's records: every collection, and the latency of those
   // timed one by one (a record's `timed` of its `count`).
@@ -209,8 +184,6 @@ class GcSection : public sinks::ReportSection {
   std::map<long, Generation> stats_by_generation_;
   std::uint64_t samples_ = 0, gc_samples_ = 0;
   double gc_cpu_ms_ = 0;
-  std::map<long, Distribution> pauses_by_generation_;
-  Distribution all_pauses_;
 };
 
 }  // namespace

@@ -431,7 +431,7 @@ std::string GilTracker::summary_line() const {
       "gil: {} hook hits, {} GIL waits ({:.3f} s in total, p50 {} ms, p99 {} ms, max {} ms) in {} gil_stats records, "
       "{} not counted (no gil_stats entry); {} at or above --gil-min-wait-ms ({} ms), {} emitted, {} below it, "
       "{} over --gil-max-events ({}/s, counted only), "
-      "{} lost (ring buffer full), {} with unknown holder, {} holder threads unresolved, {} without stacks "
+      "{} lost (ring buffer full){}, {} with unknown holder, {} holder threads unresolved, {} without stacks "
       "(below --gil-py-min-ms), {} partial stacks (memory read faults or looping frame chains), {} on "
       "subinterpreter GILs (not tracked), "
       "{} GIL state read faults, {} stale wait records, {} waits seen ending only at a later switch-out (no "
@@ -440,7 +440,7 @@ std::string GilTracker::summary_line() const {
       waits.quantile_ms(0.99), ns_to_ms(waits.max_ns), stats_->records(), c[PYEBPF_GIL_CNT_NO_TOTALS],
       stats_->run().reported, options_.min_wait_ms, counts_.emitted, c[PYEBPF_CNT_FILTERED],
       c[PYEBPF_GIL_CNT_RATE_LIMITED], options_.max_events,
-      c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed, c[PYEBPF_GIL_CNT_HOLDER_UNKNOWN],
+      c[PYEBPF_CNT_RINGBUF_FULL], malformed_note(counts_.malformed), c[PYEBPF_GIL_CNT_HOLDER_UNKNOWN],
       c[PYEBPF_GIL_CNT_HOLDER_NO_TID] - std::min(c[PYEBPF_GIL_CNT_HOLDER_NO_TID], decoder_.holders_resolved_late()),
       c[PYEBPF_GIL_CNT_STACKS_SKIPPED], c[PYEBPF_CNT_READ_FAULT] + c[PYEBPF_CNT_FRAME_LOOP],
       c[PYEBPF_GIL_CNT_OTHER_INTERP], c[PYEBPF_GIL_CNT_STATE_FAULT], c[PYEBPF_GIL_CNT_STALE],

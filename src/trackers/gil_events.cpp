@@ -92,8 +92,7 @@ using namespace sinks::report;
 
 // GIL: every wait's count, total and percentiles (gil_stats); holders by the
 // wait they caused (and what they were running), and who waited (gil_wait
-// events: the waits at or above the threshold). A stored run without
-// gil_stats (pyebpf before gil_stats existed) takes the numbers from the events.
+// events: the waits at or above the threshold).
 //
 // Thread names and leaf frames are kept once each and events add to maps of
 // their ids: with maps keyed by strings, a 500-thread convoy spent a quarter
@@ -107,7 +106,7 @@ class GilSection : public sinks::ReportSection {
     }
     const GilWaitSchema& s = gil_wait_schema();
     double wait = r.number(s.duration_ms).value_or(0);
-    waits_.add(wait);
+    ++waits_;
     const std::size_t depth = r.kind(s.holder_py_stack) == sinks::Record::Kind::PyStack ? r.size(s.holder_py_stack) : 0;
     scratch_.clear();
     if (depth)
@@ -128,19 +127,14 @@ class GilSection : public sinks::ReportSection {
   }
 
   void render(std::string& out) const override {
-    if (stats_.count) {
-      heading(out, fmt::format("GIL: holders by the wait they caused  [gil_stats: {} waits, {} ms; gil_wait: {} waits]",
-                               stats_.count, ms(stats_.total_ms), waits_.count()));
-      out += fmt::format("  every wait: total {} ms, p50 {} ms, p90 {} ms, p99 {} ms, max {} ms\n", ms(stats_.total_ms),
-                         ms(stats_.quantile_ms(0.5)), ms(stats_.quantile_ms(0.9)), ms(stats_.quantile_ms(0.99)),
-                         ms(stats_.max_ms));
-      out += fmt::format("  {} at or above --gil-min-wait-ms, reported with stacks below\n", count_text(reported_));
-    } else if (waits_.count()) {
-      heading(out, fmt::format("GIL: holders by the wait they caused  [gil_wait: {} waits]", waits_.count()));
-      out += fmt::format("  waits: total {} ms, p50 {} ms, p99 {} ms, max {} ms\n", ms(waits_.total()),
-                         ms(waits_.percentile(0.5)), ms(waits_.percentile(0.99)), ms(waits_.max()));
-    }
-    if (waits_.count() == 0) return;
+    if (!stats_.count) return;
+    heading(out, fmt::format("GIL: holders by the wait they caused  [gil_stats: {} waits, {} ms; gil_wait: {} waits]",
+                             stats_.count, ms(stats_.total_ms), waits_));
+    out += fmt::format("  every wait: total {} ms, p50 {} ms, p90 {} ms, p99 {} ms, max {} ms\n", ms(stats_.total_ms),
+                       ms(stats_.quantile_ms(0.5)), ms(stats_.quantile_ms(0.9)), ms(stats_.quantile_ms(0.99)),
+                       ms(stats_.max_ms));
+    out += fmt::format("  {} at or above --gil-min-wait-ms, reported with stacks below\n", count_text(reported_));
+    if (waits_ == 0) return;
     std::map<std::pair<std::string_view, std::string_view>, const Holder*> by_text;
     for (const auto& [key, h] : holders_)
       by_text.emplace(std::pair<std::string_view, std::string_view>(texts_[key.first], texts_[key.second]), &h);
@@ -202,7 +196,7 @@ class GilSection : public sinks::ReportSection {
   std::unordered_map<std::string_view, TextId> ids_;
   std::unordered_map<HolderKey, Holder, HolderKeyHash> holders_;
   std::string scratch_, holder_scratch_;
-  Distribution waits_;  // the gil_wait events'
+  std::uint64_t waits_ = 0;  // gil_wait events
   RecordedLatency stats_;
   std::uint64_t reported_ = 0;
 };
@@ -224,7 +218,8 @@ std::vector<sinks::FlameGraphKind> gil_flame_graphs() {
     const GilWaitSchema& s = gil_wait_schema();
     sinks::append_py_frames(r, s.waiter_py_stack, frames);
     std::string name(r.text(s.holder_thread_name));
-    if (name.empty()) name = r.uint_value(s.holder_tid) ? fmt::format("tid {}", r.uint_value(s.holder_tid)) : "?";
+    const auto holder_tid = static_cast<std::uint64_t>(r.number(s.holder_tid).value_or(0));
+    if (name.empty()) name = holder_tid ? fmt::format("tid {}", holder_tid) : "?";
     holder = "GIL held by " + name;
     frames.push_back({sinks::FlameFrame::Kind::Label, holder});
     return r.number(s.duration_ms).value_or(0);

@@ -381,10 +381,10 @@ std::string OffCpuTracker::summary_line() const {
   out += fmt::format("; {} preemptions ({:.1f} s in run queues)", c[PYEBPF_OFFCPU_CNT_PREEMPTIONS],
                      static_cast<double>(c[PYEBPF_OFFCPU_CNT_PREEMPT_RUNQ_NS]) / 1e9);
   out += fmt::format(
-      "; lost: {} ring buffer full, {} aggregation maps full, {} before their stacks were taken, "
+      "; lost: {} ring buffer full{}, {} aggregation maps full, {} before their stacks were taken, "
       "{} whose return to the CPU the kernel did not report to BPF, {} whose departure from the CPU the kernel "
       "did not report to BPF, {} hook runs skipped by the kernel's recursion guard",
-      c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed, c[PYEBPF_OFFCPU_CNT_AGG_FULL],
+      c[PYEBPF_CNT_RINGBUF_FULL], malformed_note(counts_.malformed), c[PYEBPF_OFFCPU_CNT_AGG_FULL],
       c[PYEBPF_OFFCPU_CNT_CAPTURE_MISSED], c[PYEBPF_OFFCPU_CNT_END_UNSEEN], c[PYEBPF_OFFCPU_CNT_START_UNSEEN], skipped);
   if (agg_missing_stacks_) out += fmt::format(", {} aggregated stacks missing", agg_missing_stacks_);
   out += fmt::format(

@@ -54,10 +54,10 @@ std::string PyStackTracker::summary_line() const {
   if (!skel_) return "py_stack: not started";
   Counters c = read_counters(skel_->maps.counters);
   return fmt::format(
-      "py_stack: {} samples of target threads, {} emitted, {} lost (ring buffer full), {} without Python state, "
+      "py_stack: {} samples of target threads, {} emitted, {} lost (ring buffer full){}, {} without Python state, "
       "{} partial ({} memory read faults, {} looping frame chains, the rest unreadable code objects), "
       "{} truncated at {} frames",
-      c[PYEBPF_CNT_HITS], counts_.emitted, c[PYEBPF_CNT_RINGBUF_FULL] + counts_.malformed, c[PYEBPF_CNT_NO_TSTATE],
+      c[PYEBPF_CNT_HITS], counts_.emitted, c[PYEBPF_CNT_RINGBUF_FULL], malformed_note(counts_.malformed), c[PYEBPF_CNT_NO_TSTATE],
       partial_, c[PYEBPF_CNT_READ_FAULT], c[PYEBPF_CNT_FRAME_LOOP], c[PYEBPF_CNT_TRUNCATED], PYEBPF_MAX_FRAMES);
 }
 

@@ -257,6 +257,7 @@ std::vector<std::string> TcpTracker::summary() const {
   if (features_.connect) lines.push_back(connect_summary(c));
   if (features_.accept) lines.push_back(accept_summary(c));
   if (features_.loss) lines.push_back(loss_summary(c));
+  if (counts_.malformed && !lines.empty()) lines.back() += malformed_note(counts_.malformed);
   return lines;
 }
 

@@ -13,7 +13,9 @@
 #include <sys/syscall.h>
 
 #include <cerrno>
+#include <exception>
 #include <string>
+#include <thread>
 
 #include "pyebpf/error.hpp"
 
@@ -72,16 +74,20 @@ std::vector<ExistingSocket> existing_tcp_sockets(pid_t pid, int pidfd) {
 }
 
 void in_netns(int netns, const std::function<void()>& fn) {
-  Fd home(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
-  if (!home) throw Error(errno_text("open /proc/thread-self/ns/net", errno));
-  if (setns(netns, CLONE_NEWNET)) throw Error(errno_text("setns(CLONE_NEWNET)", errno));
-  try {
-    fn();
-  } catch (...) {
-    setns(home.get(), CLONE_NEWNET);
-    throw;
-  }
-  if (setns(home.get(), CLONE_NEWNET)) throw Error(errno_text("setns back to pyebpf's network namespace", errno));
+  // A thread of its own, which ends in that namespace: the caller's thread
+  // never leaves pyebpf's, so no failed return can leave it (and the sinks'
+  // connections it makes later) in a target's.
+  std::exception_ptr failure;
+  std::thread worker([&] {
+    try {
+      if (setns(netns, CLONE_NEWNET)) throw Error(errno_text("setns(CLONE_NEWNET)", errno));
+      fn();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  worker.join();
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace pyebpf::trackers::tcp

@@ -28,8 +28,9 @@ struct ExistingSocket {
 // assumed to live in the process's own network namespace.
 std::vector<ExistingSocket> existing_tcp_sockets(pid_t pid, int pidfd);
 
-// Runs `fn` with the calling thread in network namespace `netns`, then returns
-// it to the namespace it was in. Throws pyebpf::Error if it cannot enter.
+// Runs `fn` in network namespace `netns`, on a thread of its own (the calling
+// thread never changes namespace), and waits for it; rethrows what `fn`
+// throws. Throws pyebpf::Error if it cannot enter.
 void in_netns(int netns, const std::function<void()>& fn);
 
 }  // namespace pyebpf::trackers::tcp

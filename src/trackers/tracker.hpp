@@ -115,16 +115,20 @@ struct EventCounts {
   std::uint64_t malformed = 0;
 };
 
-// The common end of a tracker's ring-buffer handler: an event is counted for
-// its target (pid 0: a host-level event of no target) and written to the
-// sinks; a malformed record is counted.
-inline void deliver(Decoded decoded, const sinks::Record& record, TrackerContext& ctx, EventCounts& counts) {
+// The common end of a tracker's ring-buffer handler: a thread's event is
+// counted for its target (host-level events belong to none) and every event
+// is written to the sinks; a malformed record is counted.
+inline void deliver(Decoded decoded, const sinks::Record& record, TargetLookup& targets, sinks::Sink& sink,
+                    EventCounts& counts) {
   if (decoded == Decoded::Malformed) ++counts.malformed;
   if (decoded != Decoded::Event) return;
-  if (auto pid = record.uint_value(sinks::thread_fields::pid))
-    ctx.targets.count_event(static_cast<pid_t>(pid), record.metric());
-  ctx.sink.write(record);
+  if (record.schema().prefix() == sinks::TableSchema::Prefix::Thread && record.has(sinks::thread_fields::pid))
+    targets.count_event(static_cast<pid_t>(record.uint_value(sinks::thread_fields::pid)), record.metric());
+  sink.write(record);
   ++counts.emitted;
+}
+inline void deliver(Decoded decoded, const sinks::Record& record, TrackerContext& ctx, EventCounts& counts) {
+  deliver(decoded, record, ctx.targets, ctx.sink, counts);
 }
 
 }  // namespace pyebpf::trackers

@@ -20,9 +20,18 @@ using namespace std::chrono_literals;
 
 // A backend that stores what it is given, and can be held up (a database
 // that does not answer) until released.
+// What a backend stored, kept apart so that it outlives the backend.
+struct Stored {
+  std::mutex mutex;
+  std::vector<std::uint64_t> tids;
+};
+
 class HeldBackend : public AsyncSink {
  public:
-  explicit HeldBackend(std::size_t capacity) : AsyncSink("test", capacity) { start(); }
+  explicit HeldBackend(std::size_t capacity, std::shared_ptr<Stored> stored = std::make_shared<Stored>())
+      : AsyncSink("test", capacity), stored_(std::move(stored)) {
+    start();
+  }
   ~HeldBackend() override { stop(); }
 
   void hold(bool held) {
@@ -33,8 +42,13 @@ class HeldBackend : public AsyncSink {
     cv_.notify_all();
   }
   std::vector<std::uint64_t> stored() {
+    std::lock_guard lock(stored_->mutex);
+    return stored_->tids;
+  }
+  // Events the writer has taken and not stored yet (held up).
+  std::size_t in_flight() {
     std::lock_guard lock(mutex_);
-    return stored_;
+    return pending_.size();
   }
 
  private:
@@ -45,7 +59,10 @@ class HeldBackend : public AsyncSink {
     // now (a request in flight gives up when a second signal moves it).
     while (held_ && SteadyClock::now() < close_deadline()) cv_.wait_for(lock, 10ms);
     if (held_) return SteadyClock::now() + 10ms;
-    stored_.insert(stored_.end(), pending_.begin(), pending_.end());
+    {
+      std::lock_guard stored_lock(stored_->mutex);
+      stored_->tids.insert(stored_->tids.end(), pending_.begin(), pending_.end());
+    }
     std::size_t n = pending_.size();
     pending_.clear();
     lock.unlock();
@@ -56,7 +73,8 @@ class HeldBackend : public AsyncSink {
   std::mutex mutex_;
   std::condition_variable cv_;
   bool held_ = false;
-  std::vector<std::uint64_t> pending_, stored_;
+  std::vector<std::uint64_t> pending_;
+  std::shared_ptr<Stored> stored_;
 };
 
 Record event(std::uint64_t tid) {
@@ -130,15 +148,29 @@ TEST(AsyncSink, ASecondCloseMovesTheDeadlineEarlier) {
   EXPECT_EQ(sink.counts().dropped_at_exit, 1u);
 }
 
+// Destruction without a close (an error path) lets the write in flight
+// finish and delivers nothing more: event 2, queued behind it, is not stored.
 TEST(AsyncSink, DestroyingStopsTheWriterWithoutDelivering) {
-  auto sink = std::make_unique<HeldBackend>(100);
+  auto stored = std::make_shared<Stored>();
+  auto sink = std::make_unique<HeldBackend>(100, stored);
   sink->hold(true);
   sink->write(event(1));
   sink->flush();
-  std::this_thread::sleep_for(50ms);
-  sink->hold(false);
-  sink.reset();  // joins the writer thread: no crash, no hang
-  SUCCEED();
+  for (auto until = SteadyClock::now() + 5s; sink->in_flight() == 0 && SteadyClock::now() < until;)
+    std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(sink->in_flight(), 1u);
+  sink->write(event(2));
+  sink->flush();
+  // Released only once the destructor has asked the writer to stop (it
+  // joins the writer, which is held until then).
+  HeldBackend* backend = sink.get();
+  std::thread releaser([backend] {
+    std::this_thread::sleep_for(100ms);
+    backend->hold(false);
+  });
+  sink.reset();
+  releaser.join();
+  EXPECT_EQ(stored->tids, std::vector<std::uint64_t>{1});
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ TEST(ElfFileTest, StrippedNonPieDebianPythonExportsWhatPyebpfNeeds) {
   const std::string path = "/usr/bin/python3.11";
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not installed";
   ElfFile elf = ElfFile::open(path);
+  EXPECT_EQ(elf.defects(), "");
   EXPECT_FALSE(elf.is_shared_object()) << "Debian's python3.11 is a non-PIE executable";
   EXPECT_FALSE(elf.has_symtab()) << "and stripped";
   for (const char* name : {"_PyRuntime", "Py_Version", "PyCode_Type", "PyUnicode_Type", "PyEval_RestoreThread"}) {
@@ -60,7 +61,8 @@ TEST(ElfFileTest, StrippedNonPieDebianPythonExportsWhatPyebpfNeeds) {
 }
 
 TEST(ElfFileTest, SymtabAndCompilerClones) {
-  const std::string path = "/root/.pyenv/versions/3.8.18/lib/libpython3.8.so.1.0";
+  const char* home = getenv("HOME");
+  const std::string path = std::string(home ? home : "/root") + "/.pyenv/versions/3.8.18/lib/libpython3.8.so.1.0";
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not installed";
   ElfFile elf = ElfFile::open(path);
   EXPECT_TRUE(elf.has_symtab());
@@ -80,7 +82,6 @@ std::vector<char> true_image() {
 
 TEST(ElfFileTest, FilesNoLoaderWouldMapNameTheirDefects) {
   EXPECT_EQ(ElfFile::open("/bin/true").defects(), "");
-  EXPECT_EQ(ElfFile::open("/usr/bin/python3.11").defects(), "");
 
   std::vector<char> image = true_image();
   image.resize(80);  // the ELF header and a little after it

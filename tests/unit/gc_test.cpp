@@ -29,7 +29,8 @@ const char* kDebian = "/usr/bin/python3.11";
 
 std::string pyenv_lib(const std::string& version) {
   std::string minor = version.substr(0, version.rfind('.'));
-  return "/root/.pyenv/versions/" + version + "/lib/libpython" + minor + ".so.1.0";
+  const char* home = getenv("HOME");
+  return std::string(home ? home : "/root") + "/.pyenv/versions/" + version + "/lib/libpython" + minor + ".so.1.0";
 }
 
 #define REQUIRE_FILE(path) \
@@ -92,28 +93,49 @@ TEST(GcHooks, Python38HasTwoClonesOfCollectWithDifferentParameters) {
   EXPECT_EQ(plan.arg0_is_tstate, (std::vector<bool>{false, false}));
 }
 
-TEST(GcHooks, PlainCollectorPassesTheThreadStateFirst) {
-  for (const auto& [version, collector] :
-       std::vector<std::pair<std::string, std::string>>{{"3.9.18", "collect"},
-                                                        {"3.10.13", "gc_collect_main"},
-                                                        {"3.11.7", "gc_collect_main"},
-                                                        {"3.12.1", "gc_collect_main"},
-                                                        {"3.13.0", "gc_collect_main"}}) {
-    const std::string path = pyenv_lib(version);
-    if (access(path.c_str(), R_OK) != 0) continue;
-    SCOPED_TRACE(path);
-    auto elf = binary::ElfFile::open(path);
-    int minor = std::stoi(version.substr(2));
-    auto plan = plan_gc_hooks(elf, {3, minor, 0}, GcHookChoice::Auto);
-    ASSERT_EQ(plan.kind, Kind::Uprobe) << plan.missing;
-    EXPECT_EQ(names(plan.functions), std::vector<std::string>{collector});
-    EXPECT_EQ(plan.arg0_is_tstate, std::vector<bool>{true});
-    EXPECT_NE(plan.description.find(minor >= 13 ? "including gc.callbacks" : "without gc.callbacks"), std::string::npos)
-        << plan.description;
-    auto forced = plan_gc_hooks(elf, {3, minor, 0}, GcHookChoice::Usdt);
-    EXPECT_EQ(forced.kind, Kind::None);
-    EXPECT_NE(forced.missing.find("built without --with-dtrace"), std::string::npos) << forced.missing;
-  }
+// (pyenv version, its collector's symbol)
+class PlainCollector : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
+
+TEST_P(PlainCollector, PassesTheThreadStateFirst) {
+  const auto& [version, collector] = GetParam();
+  const std::string path = pyenv_lib(version);
+  REQUIRE_FILE(path);
+  auto elf = binary::ElfFile::open(path);
+  int minor = std::stoi(version.substr(2));
+  auto plan = plan_gc_hooks(elf, {3, minor, 0}, GcHookChoice::Auto);
+  ASSERT_EQ(plan.kind, Kind::Uprobe) << plan.missing;
+  EXPECT_EQ(names(plan.functions), std::vector<std::string>{collector});
+  EXPECT_EQ(plan.arg0_is_tstate, std::vector<bool>{true});
+  EXPECT_NE(plan.description.find(minor >= 13 ? "including gc.callbacks" : "without gc.callbacks"), std::string::npos)
+      << plan.description;
+  auto forced = plan_gc_hooks(elf, {3, minor, 0}, GcHookChoice::Usdt);
+  EXPECT_EQ(forced.kind, Kind::None);
+  EXPECT_NE(forced.missing.find("built without --with-dtrace"), std::string::npos) << forced.missing;
+}
+
+INSTANTIATE_TEST_SUITE_P(GcHooks, PlainCollector,
+                         ::testing::Values(std::pair<std::string, std::string>{"3.9.18", "collect"},
+                                           std::pair<std::string, std::string>{"3.10.13", "gc_collect_main"},
+                                           std::pair<std::string, std::string>{"3.11.7", "gc_collect_main"},
+                                           std::pair<std::string, std::string>{"3.12.1", "gc_collect_main"},
+                                           std::pair<std::string, std::string>{"3.13.0", "gc_collect_main"}),
+                         [](const auto& info) {
+                           std::string name = "pyenv_" + info.param.first;
+                           std::replace(name.begin(), name.end(), '.', '_');
+                           return name;
+                         });
+
+// The CLI checks the choices; a tracker built from other options must not
+// fall back to auto silently.
+TEST(GcTrackerOptions, AnUnknownChoiceIsAnErrorNotAFallback) {
+  GcOptions options;
+  options.pauses = "sometimes";
+  EXPECT_THROW(GcTracker{options}, Error);
+  options.pauses = "on";
+  options.hook = "kprobe";
+  EXPECT_THROW(GcTracker{options}, Error);
+  options.hook = "usdt";
+  EXPECT_NO_THROW(GcTracker{options});
 }
 
 TEST(GcHooks, ColdPartsAreNeverEntryPoints) {

@@ -24,7 +24,9 @@ TEST(LibcTest, RanksOldGlibcsLibpthreadFirstAndNothingElseAsACLibrary) {
 // This test's own process: where the dynamic linker bound read() and
 // accept4() must be where libc_functions() says a uprobe goes.
 TEST(LibcTest, FindsTheFunctionsThisProcessCallsAtTheirFileOffsets) {
-  auto functions = libc_functions(getpid(), {"read", "accept4", "pyebpf_no_such_function"});
+  std::vector<std::string> unreadable;
+  auto functions = libc_functions(getpid(), {"read", "accept4", "pyebpf_no_such_function"}, unreadable);
+  EXPECT_TRUE(unreadable.empty()) << unreadable.front();
   for (const char* name : {"read", "accept4"}) {
     SCOPED_TRACE(name);
     auto address = reinterpret_cast<std::uint64_t>(dlsym(RTLD_DEFAULT, name));
@@ -46,6 +48,17 @@ TEST(LibcTest, FindsTheFunctionsThisProcessCallsAtTheirFileOffsets) {
     EXPECT_EQ(found, 1);
   }
   for (const auto& f : functions) EXPECT_NE(f.name, "pyebpf_no_such_function");
+}
+
+// A C library that cannot be read is named with its error, so that a probe
+// that finds no function can say why instead of guessing "a static build".
+TEST(LibcTest, UnreadableFilesAreReportedWithTheirErrors) {
+  std::vector<std::string> unreadable;
+  auto functions = libc_functions_in({{"/nonexistent/libc.so.6", "/lib/libc.so.6"}}, {"read"}, unreadable);
+  EXPECT_TRUE(functions.empty());
+  ASSERT_EQ(unreadable.size(), 1u);
+  EXPECT_EQ(unreadable[0].rfind("/lib/libc.so.6: ", 0), 0u) << unreadable[0];
+  EXPECT_NE(unreadable[0].find("/nonexistent/libc.so.6"), std::string::npos) << unreadable[0];
 }
 
 }  // namespace

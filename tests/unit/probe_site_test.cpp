@@ -161,7 +161,8 @@ TEST(ProbeSiteTest, PlacesTheTrackersProbesInThisMachinesLibc) {
   };
   std::vector<std::string> names;
   for (const auto& c : cases) names.emplace_back(c.name);
-  const auto functions = libc_functions(getpid(), names);
+  std::vector<std::string> unreadable;
+  const auto functions = libc_functions(getpid(), names, unreadable);
   // Under ASan this executable defines read, close ... too (its
   // interceptors, which are no C library): only the C library's count.
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
@@ -190,7 +191,8 @@ TEST(ProbeSiteTest, LibcFunctionsCarryTheCodeTheProcessRuns) {
     const auto* address = reinterpret_cast<const std::uint8_t*>(dlsym(RTLD_DEFAULT, name));
     ASSERT_NE(address, nullptr);
     bool compared = false;
-    for (const auto& f : libc_functions(getpid(), {name})) {
+    std::vector<std::string> unreadable;
+    for (const auto& f : libc_functions(getpid(), {name}, unreadable)) {
       ASSERT_FALSE(f.code.empty());
       ASSERT_LE(f.code.size(), kMaxCodeBytes);
       if (std::memcmp(f.code.data(), address, f.code.size()) == 0) compared = true;
