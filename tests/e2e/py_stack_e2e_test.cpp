@@ -298,7 +298,9 @@ TEST_P(PyStackE2E, ThreadsRunningWithoutTheGilKeepTheirStacks) {
 }
 
 TEST_P(PyStackE2E, DeepStacksAreWalkedWholeOrCutAtTheLimit) {
-  Workload workload(GetParam(), "recursion.py", {"3"});
+  // Each of the three threads burns 1 s of its CPU time; they share the GIL,
+  // so the run takes ~3 s, ~100 samples a thread at the default rate.
+  Workload workload(GetParam(), "recursion.py", {"1"});
   Pyebpf pyebpf(args(workload.pid()));
   Json truth = profile(workload, pyebpf);
 

@@ -7,7 +7,11 @@ scenario runs once over IPv4 and once over IPv6, in parallel.
                (nftables) while a "Sender" thread streams MEGABYTES to a
                "Receiver". When every byte is acknowledged the drops stop and
                the sender reads tcpi_total_retrans: the number of segments
-               the kernel retransmitted on that connection.
+               the kernel retransmitted on that connection. With
+               TCP_LOSS_MIN_RETRANS=N in the environment the sender goes on
+               past MEGABYTES until the kernel has retransmitted N segments
+               (at most 64 times MEGABYTES), so a test that needs that many
+               gets them whatever the drops' luck.
   rst          a "Resetter" accepts two connections: it closes the first with
                SO_LINGER 0 (RST sent, the client receives it) and the second
                with data still unread (RST with reason TCP_ABORT_ON_CLOSE).
@@ -35,6 +39,7 @@ TCP_INFO_TOTAL_RETRANS = 100
 # Threads stay alive until the result is out, like a server's worker threads:
 # pyebpf reads a thread's Python name while the thread exists.
 FINISH = threading.Event()
+MIN_RETRANS = int(os.environ.get("TCP_LOSS_MIN_RETRANS", "0"))
 
 
 def tcp_info(sock, offset, fmt="I"):
@@ -114,8 +119,10 @@ def transfer(lab, family, size, acked, stop_dropping, out):
     s = lab.connect(family, port)
     rec = flow(s)
     chunk = b"x" * (1 << 16)
-    for _ in range(size // len(chunk)):
+    sent = 0
+    while sent < size or (tcp_info(s, TCP_INFO_TOTAL_RETRANS) < MIN_RETRANS and sent < 64 * size):
         s.sendall(chunk)
+        sent += len(chunk)
     while unacknowledged_bytes(s):
         time.sleep(0.01)
     acked.wait()
