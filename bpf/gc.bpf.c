@@ -250,85 +250,60 @@ static __always_inline void gc_begin(struct pt_regs *ctx, __u64 tstate, __s32 ar
 	rec->ts_ns = bpf_ktime_get_ns(); /* last: the collection starts when this handler returns */
 }
 
-static __always_inline void gc_end(struct pt_regs *ctx, __u16 hook)
+/*
+ * What a collection changed, from the counters at its start and `after`:
+ * into `ev` the oldest generation collected and the objects collected and
+ * found uncollectable. Returns how many collections ran (more than one: a
+ * nested one, flagged).
+ */
+static __always_inline __s64 collection_deltas(const struct gc_start *rec, const struct pyebpf_gc_gen_stats *after,
+					       struct pyebpf_gc_event *ev)
 {
-	__u64 now = bpf_ktime_get_ns(); /* first: the collection ended when this handler was entered */
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0;
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct pyebpf_gc_gen_stats after[PYEBPF_GC_GENERATIONS];
-	struct pyebpf_gc_event *ev;
-	struct pyebpf_py_proc *proc;
-	struct pyebpf_gc_proc *gp;
-	struct gc_start *rec;
 	__s64 collections = 0, delta;
-	bool stats;
-	__u64 size;
 
-	gp = bpf_map_lookup_elem(&gc_procs, &tgid);
-	if (!gp)
-		return;
-	rec = bpf_map_lookup_elem(&starts, &tid);
-	if (!rec || !rec->ts_ns) {
-		pyebpf_count(PYEBPF_GC_CNT_UNMATCHED);
-		return;
+	ev->collected = 0;
+	ev->uncollectable = 0;
+	for (int g = 0; g < PYEBPF_GC_GENERATIONS; g++) {
+		delta = after[g].collections - rec->stats[g].collections;
+		if (delta <= 0)
+			continue;
+		collections += delta;
+		ev->generation = g; /* the oldest one collected, if several were */
+		ev->collected += after[g].collected - rec->stats[g].collected;
+		ev->uncollectable += after[g].uncollectable - rec->stats[g].uncollectable;
 	}
-	/* A uretprobe fires with the stack pointer above the one at entry; a
-	 * nested call returning is deeper in the stack than the outermost entry. */
-	if (hook == PYEBPF_GC_HOOK_UPROBE && PT_REGS_SP(ctx) <= rec->sp)
-		return;
-	ev = bpf_map_lookup_elem(&event_scratch, &zero);
-	if (!ev)
-		goto done;
+	if (collections > 1)
+		ev->flags |= PYEBPF_GC_F_NESTED;
+	return collections;
+}
 
-	ev->generation = rec->arg_generation;
-	ev->collected = -1;
-	ev->uncollectable = -1;
-	ev->flags = 0;
-	stats = rec->stats_ok && !read_totals(gp, rec->gcstate, after);
-	if (rec->stats_ok && !stats)
-		pyebpf_count(PYEBPF_GC_CNT_NO_STATS);
-	if (stats) {
-		ev->collected = 0;
-		ev->uncollectable = 0;
-		for (int g = 0; g < PYEBPF_GC_GENERATIONS; g++) {
-			delta = after[g].collections - rec->stats[g].collections;
-			if (delta <= 0)
-				continue;
-			collections += delta;
-			ev->generation = g; /* the oldest one collected, if several were */
-			ev->collected += after[g].collected - rec->stats[g].collected;
-			ev->uncollectable += after[g].uncollectable - rec->stats[g].uncollectable;
-		}
-		if (collections > 1)
-			ev->flags |= PYEBPF_GC_F_NESTED;
-	}
-	if (stats && !collections && hook == PYEBPF_GC_HOOK_UPROBE) {
-		/* Nothing was collected: a call that returned at once (3.13, when a
-		 * collection is already running), or the stats of another
-		 * interpreter than the collecting one (docs/trackers/gc.md). */
-		pyebpf_count(PYEBPF_GC_CNT_NOOP);
-		goto done;
-	}
+/* Every collection into gc_stats; the pause is timed for ev->generation's. */
+static __always_inline void count_collections(struct task_struct *task, __u32 tgid, const struct gc_start *rec,
+					      const struct pyebpf_gc_gen_stats *after, __s64 collections,
+					      const struct pyebpf_gc_event *ev, __u64 now)
+{
+	__s64 delta;
+
 	if (!collections) {
-		/* Counts unknown. gc__start/gc__done only fire around a real
-		 * collection: it is reported with gc__start's generation. */
-		if (stats)
-			pyebpf_count(PYEBPF_GC_CNT_NO_STATS);
-		ev->flags |= PYEBPF_GC_F_NO_STATS;
 		add_totals(task, tgid, ev->generation, 1, 0, 0, true, rec->ts_ns, now - rec->ts_ns);
+		return;
 	}
-	for (int g = 0; g < PYEBPF_GC_GENERATIONS && collections; g++) {
+	for (int g = 0; g < PYEBPF_GC_GENERATIONS; g++) {
 		delta = after[g].collections - rec->stats[g].collections;
 		if (delta > 0)
 			add_totals(task, tgid, g, delta, after[g].collected - rec->stats[g].collected,
 				   after[g].uncollectable - rec->stats[g].uncollectable, g == ev->generation,
 				   rec->ts_ns, now - rec->ts_ns);
 	}
-	if (now - rec->ts_ns < targ_min_ns) {
-		pyebpf_count(PYEBPF_CNT_FILTERED);
-		goto done;
-	}
+}
+
+/* A pause at or above --gc-min-ms: its event, with the Python stack of the
+ * code that triggered the collection. */
+static __always_inline void send_pause(struct pyebpf_gc_event *ev, const struct gc_start *rec,
+				       struct task_struct *task, __u32 tgid, __u32 tid, __u64 now, __u16 hook)
+{
+	struct pyebpf_py_proc *proc;
+	__u64 size;
 
 	pyebpf_fill_header(&ev->hdr, task, rec->ts_ns);
 	ev->end_ns = now;
@@ -354,6 +329,65 @@ static __always_inline void gc_end(struct pt_regs *ctx, __u16 hook)
 		pyebpf_count(PYEBPF_CNT_RINGBUF_FULL);
 	else
 		pyebpf_count(PYEBPF_CNT_EVENTS);
+}
+
+static __always_inline void gc_end(struct pt_regs *ctx, __u16 hook)
+{
+	__u64 now = bpf_ktime_get_ns(); /* first: the collection ended when this handler was entered */
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid, zero = 0;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pyebpf_gc_gen_stats after[PYEBPF_GC_GENERATIONS];
+	struct pyebpf_gc_event *ev;
+	struct pyebpf_gc_proc *gp;
+	struct gc_start *rec;
+	__s64 collections = 0;
+	bool stats;
+
+	gp = bpf_map_lookup_elem(&gc_procs, &tgid);
+	if (!gp)
+		return;
+	rec = bpf_map_lookup_elem(&starts, &tid);
+	if (!rec || !rec->ts_ns) {
+		pyebpf_count(PYEBPF_GC_CNT_UNMATCHED);
+		return;
+	}
+	/* A uretprobe fires with the stack pointer above the one at entry; a
+	 * nested call returning is deeper in the stack than the outermost entry. */
+	if (hook == PYEBPF_GC_HOOK_UPROBE && PT_REGS_SP(ctx) <= rec->sp)
+		return;
+	ev = bpf_map_lookup_elem(&event_scratch, &zero);
+	if (!ev)
+		goto done;
+
+	ev->generation = rec->arg_generation;
+	ev->collected = -1;
+	ev->uncollectable = -1;
+	ev->flags = 0;
+	stats = rec->stats_ok && !read_totals(gp, rec->gcstate, after);
+	if (rec->stats_ok && !stats)
+		pyebpf_count(PYEBPF_GC_CNT_NO_STATS);
+	if (stats)
+		collections = collection_deltas(rec, after, ev);
+	if (stats && !collections && hook == PYEBPF_GC_HOOK_UPROBE) {
+		/* Nothing was collected: a call that returned at once (3.13, when a
+		 * collection is already running), or the stats of another
+		 * interpreter than the collecting one (docs/trackers/gc.md). */
+		pyebpf_count(PYEBPF_GC_CNT_NOOP);
+		goto done;
+	}
+	if (!collections) {
+		/* Counts unknown. gc__start/gc__done only fire around a real
+		 * collection: it is reported with gc__start's generation. */
+		if (stats)
+			pyebpf_count(PYEBPF_GC_CNT_NO_STATS);
+		ev->flags |= PYEBPF_GC_F_NO_STATS;
+	}
+	count_collections(task, tgid, rec, after, collections, ev, now);
+	if (now - rec->ts_ns < targ_min_ns)
+		pyebpf_count(PYEBPF_CNT_FILTERED);
+	else
+		send_pause(ev, rec, task, tgid, tid, now, hook);
 done:
 	rec->ts_ns = 0;
 }

@@ -102,6 +102,93 @@ std::int64_t as_signed(std::uint64_t v) {
   return static_cast<std::int64_t>(v);
 }
 
+using Json = nlohmann::ordered_json;
+
+// A snapshot's sockets by state, TIME_WAIT by destination, ephemeral ports.
+void set_connections(sinks::Record& e, const hnh::Figures& f, std::size_t ephemeral_ports) {
+  const HostNetHealthSchema& s = host_net_health_schema();
+  const auto& c = f.conns;
+  e.set_integer(s.established_inbound, c.established_inbound);
+  e.set_integer(s.established_outbound, c.established_outbound);
+  e.set_integer(s.time_wait, c.time_wait);
+  e.set_integer(s.close_wait, c.close_wait);
+  e.set_integer(s.syn_sent, c.syn_sent);
+  e.set_integer(s.syn_recv, c.syn_recv);
+  e.set_integer(s.fin_wait, c.fin_wait);
+  e.set_integer(s.last_ack, c.last_ack);
+  e.set_integer(s.closing, c.closing);
+  e.set_integer(s.listen, c.listen);
+  e.set_integer(s.sockets, c.total);
+  e.set_integer(s.max_time_wait_one_dst, c.max_time_wait_one_dst);
+  Json top = Json::array();
+  for (const auto& d : c.time_wait_top) top.push_back({{"dst", d.dst}, {"count", d.count}});
+  e.set_json(s.time_wait_top_dst, std::move(top));
+  e.set_float(s.port_util_pct, f.port_util_pct);
+  e.set_text(s.port_util_dst, c.max_ephemeral_dst);
+  e.set_integer(s.ephemeral_ports, ephemeral_ports);
+}
+
+// ENA allowance counters and the interface's (/proc/net/dev): totals and
+// their change over the window; -1 where the interface is unknown or changed.
+void set_traffic(sinks::Record& e, const hnh::Figures& f, const HostNetHealthTracker::Reading& r,
+                 const std::optional<net::InterfaceCounters>& prev, bool same_iface) {
+  const HostNetHealthSchema& s = host_net_health_schema();
+  e.set_int(s.delta_bw_in, f.ena_delta.bw_in);
+  e.set_int(s.delta_bw_out, f.ena_delta.bw_out);
+  e.set_int(s.delta_pps, f.ena_delta.pps);
+  e.set_int(s.delta_conntrack, f.ena_delta.conntrack);
+  e.set_int(s.delta_linklocal, f.ena_delta.linklocal);
+  e.set_int(s.conntrack_available, r.ena.conntrack_available);
+  e.set_int(s.total_bw_in, r.ena.bw_in);
+  e.set_int(s.total_bw_out, r.ena.bw_out);
+  e.set_int(s.total_pps, r.ena.pps);
+  using IC = net::InterfaceCounters;
+  struct Counter {
+    sinks::FieldId total, delta;
+    std::uint64_t IC::*member;
+  };
+  const Counter counters[] = {
+      {s.rx_bytes, s.delta_rx_bytes, &IC::rx_bytes},       {s.tx_bytes, s.delta_tx_bytes, &IC::tx_bytes},
+      {s.rx_packets, s.delta_rx_packets, &IC::rx_packets}, {s.tx_packets, s.delta_tx_packets, &IC::tx_packets},
+      {s.rx_errors, s.delta_rx_errors, &IC::rx_errors},    {s.tx_errors, s.delta_tx_errors, &IC::tx_errors},
+      {s.rx_dropped, s.delta_rx_dropped, &IC::rx_dropped}, {s.tx_dropped, s.delta_tx_dropped, &IC::tx_dropped},
+  };
+  for (const auto& k : counters) {
+    e.set_int(k.total, r.counters ? as_signed((*r.counters).*k.member) : -1);
+    bool ok = r.counters && prev && same_iface && (*r.counters).*k.member >= (*prev).*k.member;
+    e.set_int(k.delta, ok ? as_signed((*r.counters).*k.member - (*prev).*k.member) : -1);
+  }
+  e.set_int(s.conntrack_count, r.conntrack_count);
+  e.set_int(s.conntrack_max, r.conntrack_max);
+}
+
+// Per watched process name: its processes' fds against their limits, the
+// worst first; and the worst utilisation of all.
+void set_fd_usage(sinks::Record& e, const std::vector<hnh::FdUsage>& fds) {
+  const HostNetHealthSchema& s = host_net_health_schema();
+  Json fd_usage = Json::array();
+  double fd_max = 0;
+  for (const auto& u : fds) {
+    Json item;
+    item["proc"] = u.proc;
+    item["pids"] = u.processes.size();
+    item["fd_count"] = u.fd_count_total;
+    item["fd_limit"] = u.min_limit;
+    item["fd_util_pct"] = u.max_util_pct;  // the worst process's own utilisation
+    item["max_pid"] = u.max_pid;
+    Json list = Json::array();
+    for (std::size_t i = 0; i < u.processes.size() && i < kMaxProcessesListed; ++i) {
+      const auto& p = u.processes[i];
+      list.push_back({{"pid", p.pid}, {"fd_count", p.fd_count}, {"fd_limit", p.fd_limit}, {"fd_util_pct", p.util_pct}});
+    }
+    item["processes"] = list;
+    fd_usage.push_back(item);
+    fd_max = std::max(fd_max, u.max_util_pct);
+  }
+  e.set_json(s.fd_usage, std::move(fd_usage));
+  e.set_float(s.fd_util_max_pct, fd_max);
+}
+
 }  // namespace
 
 HostNetHealthTracker::HostNetHealthTracker(const HostNetHealthOptions& options)
@@ -236,9 +323,7 @@ void HostNetHealthTracker::emit(View& v, const Reading& r) {
   f.ena_delta = same_iface ? hnh::ena_deltas(r.ena, v.prev_ena) : hnh::ena_deltas(r.ena, hnh::EnaCounters{});
   f.conntrack_count = r.conntrack_count;
   f.conntrack_max = r.conntrack_max;
-  const auto& c = f.conns;
 
-  using Json = nlohmann::ordered_json;
   const HostNetHealthSchema& s = host_net_health_schema();
   sinks::Record& e = record_;
   const std::int64_t us = ctx_->clock.epoch_us(r.ts_ns);
@@ -254,74 +339,9 @@ void HostNetHealthTracker::emit(View& v, const Reading& r) {
   e.set_text(s.driver, r.driver.value_or(""));
   e.set_uint(s.interval_s, o.interval_s);
   e.set_float(s.window_s, round_ms(static_cast<double>(r.ts_ns - v.prev_ts_ns) / 1e9));
-  e.set_integer(s.established_inbound, c.established_inbound);
-  e.set_integer(s.established_outbound, c.established_outbound);
-  e.set_integer(s.time_wait, c.time_wait);
-  e.set_integer(s.close_wait, c.close_wait);
-  e.set_integer(s.syn_sent, c.syn_sent);
-  e.set_integer(s.syn_recv, c.syn_recv);
-  e.set_integer(s.fin_wait, c.fin_wait);
-  e.set_integer(s.last_ack, c.last_ack);
-  e.set_integer(s.closing, c.closing);
-  e.set_integer(s.listen, c.listen);
-  e.set_integer(s.sockets, c.total);
-  e.set_integer(s.max_time_wait_one_dst, c.max_time_wait_one_dst);
-  Json top = Json::array();
-  for (const auto& d : c.time_wait_top) top.push_back({{"dst", d.dst}, {"count", d.count}});
-  e.set_json(s.time_wait_top_dst, std::move(top));
-  e.set_float(s.port_util_pct, f.port_util_pct);
-  e.set_text(s.port_util_dst, c.max_ephemeral_dst);
-  e.set_integer(s.ephemeral_ports, r.ports.size());
-  e.set_int(s.delta_bw_in, f.ena_delta.bw_in);
-  e.set_int(s.delta_bw_out, f.ena_delta.bw_out);
-  e.set_int(s.delta_pps, f.ena_delta.pps);
-  e.set_int(s.delta_conntrack, f.ena_delta.conntrack);
-  e.set_int(s.delta_linklocal, f.ena_delta.linklocal);
-  e.set_int(s.conntrack_available, r.ena.conntrack_available);
-  e.set_int(s.total_bw_in, r.ena.bw_in);
-  e.set_int(s.total_bw_out, r.ena.bw_out);
-  e.set_int(s.total_pps, r.ena.pps);
-  // Interface counters (/proc/net/dev) and their change over the window; -1
-  // when the interface is unknown.
-  using IC = net::InterfaceCounters;
-  struct Counter {
-    sinks::FieldId total, delta;
-    std::uint64_t IC::*member;
-  };
-  const Counter counters[] = {
-      {s.rx_bytes, s.delta_rx_bytes, &IC::rx_bytes},       {s.tx_bytes, s.delta_tx_bytes, &IC::tx_bytes},
-      {s.rx_packets, s.delta_rx_packets, &IC::rx_packets}, {s.tx_packets, s.delta_tx_packets, &IC::tx_packets},
-      {s.rx_errors, s.delta_rx_errors, &IC::rx_errors},    {s.tx_errors, s.delta_tx_errors, &IC::tx_errors},
-      {s.rx_dropped, s.delta_rx_dropped, &IC::rx_dropped}, {s.tx_dropped, s.delta_tx_dropped, &IC::tx_dropped},
-  };
-  for (const auto& k : counters) {
-    e.set_int(k.total, r.counters ? as_signed((*r.counters).*k.member) : -1);
-    bool ok = r.counters && v.prev_counters && same_iface && (*r.counters).*k.member >= (*v.prev_counters).*k.member;
-    e.set_int(k.delta, ok ? as_signed((*r.counters).*k.member - (*v.prev_counters).*k.member) : -1);
-  }
-  e.set_int(s.conntrack_count, r.conntrack_count);
-  e.set_int(s.conntrack_max, r.conntrack_max);
-  Json fd_usage = Json::array();
-  double fd_max = 0;
-  for (const auto& u : f.fds) {
-    Json item;
-    item["proc"] = u.proc;
-    item["pids"] = u.processes.size();
-    item["fd_count"] = u.fd_count_total;
-    item["fd_limit"] = u.min_limit;
-    item["fd_util_pct"] = u.max_util_pct;  // the worst process's own utilisation
-    item["max_pid"] = u.max_pid;
-    Json list = Json::array();
-    for (std::size_t i = 0; i < u.processes.size() && i < kMaxProcessesListed; ++i) {
-      const auto& p = u.processes[i];
-      list.push_back({{"pid", p.pid}, {"fd_count", p.fd_count}, {"fd_limit", p.fd_limit}, {"fd_util_pct", p.util_pct}});
-    }
-    item["processes"] = list;
-    fd_usage.push_back(item);
-    fd_max = std::max(fd_max, u.max_util_pct);
-  }
-  e.set_json(s.fd_usage, std::move(fd_usage));
-  e.set_float(s.fd_util_max_pct, fd_max);
+  set_connections(e, f, r.ports.size());
+  set_traffic(e, f, r, v.prev_counters, same_iface);
+  set_fd_usage(e, f.fds);
   e.set_texts(s.warnings, hnh::warnings(f, options_.thresholds));
   ctx_->sink.write(e);
   ++snapshots_;

@@ -95,128 +95,147 @@ void TcpDecoder::set_owner(sinks::Record& r, const DecodeContext& ctx, const pye
   }
 }
 
+Decoded TcpDecoder::decode_connect(const void* data, std::size_t size, const DecodeContext& ctx) {
+  const TcpConnectSchema& s = tcp_connect_schema();
+  pyebpf_tcp_connect_event ev{};
+  if (!read_exact(data, size, ev)) return Decoded::Malformed;
+  const auto& a = ev.addrs;
+  auto outcome = tcp::classify_connect(static_cast<int>(ev.new_state), ev.sk_err, a.sport, ev.same_thread != 0);
+  const std::uint64_t duration_us = ev.hdr.ts_ns > ev.start_ns ? (ev.hdr.ts_ns - ev.start_ns) / 1000 : 0;
+  sinks::Record& r = connect_;
+  set_owner(r, ctx, ev.hdr);
+  r.set_text(s.family, tcp::family_name(a.family));
+  set_endpoint(r, s.src_ip, s.src_port, a.saddr, a.sport, a.family);
+  set_endpoint(r, s.dst_ip, s.dst_port, a.daddr, a.dport, a.family);
+  // SYN sent -> ESTABLISHED. Not for failures: their duration is the SYN retry
+  // timeout or the application's patience, reported as duration_us.
+  if (outcome.outcome == "success")
+    r.set_uint(s.handshake_us, duration_us);
+  else
+    r.set_null(s.handshake_us);
+  r.set_uint(s.srtt_us, ev.srtt_us);
+  r.set_text(s.outcome, outcome.outcome);
+  if (outcome.error)
+    r.set_text(s.error, *outcome.error);
+  else
+    r.set_null(s.error);
+  r.set_uint(s.duration_us, duration_us);
+  r.set_uint(s.syn_retransmits, ev.total_retrans);
+  r.set_uint(s.netns, a.netns);
+  return Decoded::Event;
+}
+
+Decoded TcpDecoder::decode_accept(const void* data, std::size_t size, const DecodeContext& ctx) {
+  const TcpAcceptSchema& s = tcp_accept_schema();
+  pyebpf_tcp_accept_event ev{};
+  if (!read_exact(data, size, ev)) return Decoded::Malformed;
+  const auto& a = ev.addrs;
+  const bool established = ev.flags & PYEBPF_ACCEPT_HAVE_ESTABLISHED;
+  const bool listener = ev.flags & PYEBPF_ACCEPT_HAVE_LISTENER;
+  sinks::Record& r = accept_;
+  set_owner(r, ctx, ev.hdr);
+  r.set_text(s.family, tcp::family_name(a.family));
+  set_endpoint(r, s.peer_ip, s.peer_port, a.daddr, a.dport, a.family);
+  set_endpoint(r, s.local_ip, s.local_port, a.saddr, a.sport, a.family);
+  auto optional = [&](sinks::FieldId f, bool known, std::uint64_t v) {
+    if (known)
+      r.set_uint(f, v);
+    else
+      r.set_null(f);
+  };
+  optional(s.syn_queue_len, listener, ev.syn_queue_len);
+  optional(s.accept_queue_len, listener, ev.accept_queue_len);
+  optional(s.accept_queue_max, listener, ev.accept_queue_max);
+  // null: the handshake completed before tracing started.
+  optional(s.accept_dwell_us, established, (ev.hdr.ts_ns - ev.established_ns) / 1000);
+  optional(s.handshake_rtt_us, ev.flags & PYEBPF_ACCEPT_HAVE_RTT, ev.handshake_rtt_us);
+  optional(s.synack_retransmits, established, ev.synack_retrans);
+  r.set_uint(s.netns, a.netns);
+  return Decoded::Event;
+}
+
+// What the kind of loss event adds: segments, a reset's reason, probes, ...
+void TcpDecoder::set_loss_detail(const pyebpf_tcp_loss_event& ev) {
+  const TcpLossSchema& s = tcp_loss_schema();
+  if (!(ev.flags & PYEBPF_LOSS_HAVE_DETAIL)) return;
+  switch (ev.type) {
+    case PYEBPF_LOSS_RETRANSMIT:
+      loss_.set_uint(s.segments, ev.detail);
+      break;
+    case PYEBPF_LOSS_SEND_RST:
+      loss_.set_text(s.rst_reason, rst_reason_name(ev.detail));
+      break;
+    case PYEBPF_LOSS_ZERO_WINDOW:
+      loss_.set_uint(s.probes, ev.detail);
+      break;
+    case PYEBPF_LOSS_LOSS:
+    case PYEBPF_LOSS_RECOVERY:
+      loss_.set_text(s.prev_ca_state, tcp::ca_state_name(static_cast<int>(ev.detail)));
+      break;
+    case PYEBPF_LOSS_SYNACK_RETRANSMIT:
+      loss_.set_uint(s.synack_attempt, ev.detail);
+      break;
+    default:
+      break;
+  }
+}
+
+Decoded TcpDecoder::decode_loss(const void* data, std::size_t size, const DecodeContext& ctx) {
+  const TcpLossSchema& s = tcp_loss_schema();
+  pyebpf_tcp_loss_event ev{};
+  if (!read_exact(data, size, ev)) return Decoded::Malformed;
+  const auto& a = ev.addrs;
+  const bool full = ev.flags & PYEBPF_LOSS_FULL_SOCK;
+  sinks::Record& r = loss_;
+  set_owner(r, ctx, ev.hdr);
+  r.set_text(s.event, tcp::loss_event_name(ev.type));
+  r.set_text(s.family, tcp::family_name(a.family));
+  set_endpoint(r, s.src_ip, s.src_port, a.saddr, a.sport, a.family);
+  set_endpoint(r, s.dst_ip, s.dst_port, a.daddr, a.dport, a.family);
+  if (ev.tcp_state)
+    r.set_text(s.tcp_state, tcp::state_name(ev.tcp_state));
+  else
+    r.set_null(s.tcp_state);
+  if (full)
+    r.set_text(s.ca_state, tcp::ca_state_name(ev.ca_state));
+  else
+    r.set_null(s.ca_state);
+  const std::pair<sinks::FieldId, std::uint32_t> congestion[] = {
+      {s.srtt_us, ev.srtt_us},         {s.snd_cwnd, ev.snd_cwnd},      {s.total_retrans, ev.total_retrans},
+      {s.lost_out, ev.lost_out},       {s.snd_wnd, ev.snd_wnd},        {s.rcv_wnd, ev.rcv_wnd},
+      {s.packets_out, ev.packets_out}, {s.retrans_out, ev.retrans_out}};
+  for (const auto& [f, v] : congestion) {
+    if (full)
+      r.set_uint(f, v);
+    else
+      r.set_null(f);
+  }
+  set_loss_detail(ev);
+  // false: no target thread owns the socket (--net-scope host); pid/tid are 0.
+  r.set_bool(s.owner_known, (ev.flags & PYEBPF_LOSS_OWNER_KNOWN) != 0);
+  r.set_uint(s.netns, a.netns);
+  return Decoded::Event;
+}
+
 Decoded TcpDecoder::decode(const void* data, std::size_t size, const DecodeContext& ctx, const sinks::Record*& out) {
   std::uint32_t kind = 0;
   if (size < sizeof(kind)) return Decoded::Malformed;
   std::memcpy(&kind, data, sizeof(kind));
+  Decoded decoded = Decoded::Malformed;
+  const sinks::Record* record = nullptr;
   switch (kind) {
-    case PYEBPF_TCP_CONNECT: {
-      const TcpConnectSchema& s = tcp_connect_schema();
-      pyebpf_tcp_connect_event ev{};
-      if (!read_exact(data, size, ev)) return Decoded::Malformed;
-      const auto& a = ev.addrs;
-      auto outcome = tcp::classify_connect(static_cast<int>(ev.new_state), ev.sk_err, a.sport, ev.same_thread != 0);
-      const std::uint64_t duration_us = ev.hdr.ts_ns > ev.start_ns ? (ev.hdr.ts_ns - ev.start_ns) / 1000 : 0;
-      sinks::Record& r = connect_;
-      set_owner(r, ctx, ev.hdr);
-      r.set_text(s.family, tcp::family_name(a.family));
-      set_endpoint(r, s.src_ip, s.src_port, a.saddr, a.sport, a.family);
-      set_endpoint(r, s.dst_ip, s.dst_port, a.daddr, a.dport, a.family);
-      // SYN sent -> ESTABLISHED. Not for failures: their duration is the SYN retry
-      // timeout or the application's patience, reported as duration_us.
-      if (outcome.outcome == "success")
-        r.set_uint(s.handshake_us, duration_us);
-      else
-        r.set_null(s.handshake_us);
-      r.set_uint(s.srtt_us, ev.srtt_us);
-      r.set_text(s.outcome, outcome.outcome);
-      if (outcome.error)
-        r.set_text(s.error, *outcome.error);
-      else
-        r.set_null(s.error);
-      r.set_uint(s.duration_us, duration_us);
-      r.set_uint(s.syn_retransmits, ev.total_retrans);
-      r.set_uint(s.netns, a.netns);
-      out = &r;
-      return Decoded::Event;
-    }
-    case PYEBPF_TCP_ACCEPT: {
-      const TcpAcceptSchema& s = tcp_accept_schema();
-      pyebpf_tcp_accept_event ev{};
-      if (!read_exact(data, size, ev)) return Decoded::Malformed;
-      const auto& a = ev.addrs;
-      const bool established = ev.flags & PYEBPF_ACCEPT_HAVE_ESTABLISHED;
-      const bool listener = ev.flags & PYEBPF_ACCEPT_HAVE_LISTENER;
-      sinks::Record& r = accept_;
-      set_owner(r, ctx, ev.hdr);
-      r.set_text(s.family, tcp::family_name(a.family));
-      set_endpoint(r, s.peer_ip, s.peer_port, a.daddr, a.dport, a.family);
-      set_endpoint(r, s.local_ip, s.local_port, a.saddr, a.sport, a.family);
-      auto optional = [&](sinks::FieldId f, bool known, std::uint64_t v) {
-        if (known)
-          r.set_uint(f, v);
-        else
-          r.set_null(f);
-      };
-      optional(s.syn_queue_len, listener, ev.syn_queue_len);
-      optional(s.accept_queue_len, listener, ev.accept_queue_len);
-      optional(s.accept_queue_max, listener, ev.accept_queue_max);
-      // null: the handshake completed before tracing started.
-      optional(s.accept_dwell_us, established, (ev.hdr.ts_ns - ev.established_ns) / 1000);
-      optional(s.handshake_rtt_us, ev.flags & PYEBPF_ACCEPT_HAVE_RTT, ev.handshake_rtt_us);
-      optional(s.synack_retransmits, established, ev.synack_retrans);
-      r.set_uint(s.netns, a.netns);
-      out = &r;
-      return Decoded::Event;
-    }
-    case PYEBPF_TCP_LOSS: {
-      const TcpLossSchema& s = tcp_loss_schema();
-      pyebpf_tcp_loss_event ev{};
-      if (!read_exact(data, size, ev)) return Decoded::Malformed;
-      const auto& a = ev.addrs;
-      const bool full = ev.flags & PYEBPF_LOSS_FULL_SOCK;
-      sinks::Record& r = loss_;
-      set_owner(r, ctx, ev.hdr);
-      r.set_text(s.event, tcp::loss_event_name(ev.type));
-      r.set_text(s.family, tcp::family_name(a.family));
-      set_endpoint(r, s.src_ip, s.src_port, a.saddr, a.sport, a.family);
-      set_endpoint(r, s.dst_ip, s.dst_port, a.daddr, a.dport, a.family);
-      if (ev.tcp_state)
-        r.set_text(s.tcp_state, tcp::state_name(ev.tcp_state));
-      else
-        r.set_null(s.tcp_state);
-      if (full)
-        r.set_text(s.ca_state, tcp::ca_state_name(ev.ca_state));
-      else
-        r.set_null(s.ca_state);
-      const std::pair<sinks::FieldId, std::uint32_t> congestion[] = {
-          {s.srtt_us, ev.srtt_us},         {s.snd_cwnd, ev.snd_cwnd},      {s.total_retrans, ev.total_retrans},
-          {s.lost_out, ev.lost_out},       {s.snd_wnd, ev.snd_wnd},        {s.rcv_wnd, ev.rcv_wnd},
-          {s.packets_out, ev.packets_out}, {s.retrans_out, ev.retrans_out}};
-      for (const auto& [f, v] : congestion) {
-        if (full)
-          r.set_uint(f, v);
-        else
-          r.set_null(f);
-      }
-      if (ev.flags & PYEBPF_LOSS_HAVE_DETAIL) {
-        switch (ev.type) {
-          case PYEBPF_LOSS_RETRANSMIT:
-            r.set_uint(s.segments, ev.detail);
-            break;
-          case PYEBPF_LOSS_SEND_RST:
-            r.set_text(s.rst_reason, rst_reason_name(ev.detail));
-            break;
-          case PYEBPF_LOSS_ZERO_WINDOW:
-            r.set_uint(s.probes, ev.detail);
-            break;
-          case PYEBPF_LOSS_LOSS:
-          case PYEBPF_LOSS_RECOVERY:
-            r.set_text(s.prev_ca_state, tcp::ca_state_name(static_cast<int>(ev.detail)));
-            break;
-          case PYEBPF_LOSS_SYNACK_RETRANSMIT:
-            r.set_uint(s.synack_attempt, ev.detail);
-            break;
-          default:
-            break;
-        }
-      }
-      // false: no target thread owns the socket (--net-scope host); pid/tid are 0.
-      r.set_bool(s.owner_known, (ev.flags & PYEBPF_LOSS_OWNER_KNOWN) != 0);
-      r.set_uint(s.netns, a.netns);
-      out = &r;
-      return Decoded::Event;
-    }
+    case PYEBPF_TCP_CONNECT:
+      decoded = decode_connect(data, size, ctx);
+      record = &connect_;
+      break;
+    case PYEBPF_TCP_ACCEPT:
+      decoded = decode_accept(data, size, ctx);
+      record = &accept_;
+      break;
+    case PYEBPF_TCP_LOSS:
+      decoded = decode_loss(data, size, ctx);
+      record = &loss_;
+      break;
     case PYEBPF_TCP_THREAD: {
       pyebpf_tcp_thread_event ev{};
       if (!read_exact(data, size, ev)) return Decoded::Malformed;
@@ -226,6 +245,8 @@ Decoded TcpDecoder::decode(const void* data, std::size_t size, const DecodeConte
     default:
       return Decoded::Malformed;
   }
+  if (decoded == Decoded::Event) out = record;
+  return decoded;
 }
 
 namespace {

@@ -97,6 +97,11 @@ class TcpDecoder {
   std::string rst_reason_name(std::uint32_t reason) const;
 
  private:
+  // Each fills its record from one ring record, or returns Malformed.
+  Decoded decode_connect(const void* data, std::size_t size, const DecodeContext& ctx);
+  Decoded decode_accept(const void* data, std::size_t size, const DecodeContext& ctx);
+  Decoded decode_loss(const void* data, std::size_t size, const DecodeContext& ctx);
+  void set_loss_detail(const pyebpf_tcp_loss_event& ev);
   void remember_thread(const DecodeContext& ctx, const pyebpf_event_header& hdr);
   void set_owner(sinks::Record& r, const DecodeContext& ctx, const pyebpf_event_header& hdr);
 
