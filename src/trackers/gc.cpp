@@ -481,6 +481,14 @@ void GcTracker::check_rates() {
 }
 
 void GcTracker::flush() {
+  // The interpreter's counters first, then BPF's timed pauses: a collection
+  // that ends between the two reads is timed in this interval and counted
+  // by the counters in the next (emit_interval moves it into this one).
+  for (auto& [pid, t] : targets_) {
+    std::optional<GcReading> now;
+    if (!t.gone) now = read_gc_counters(t.python->objects().memory(), t.layout);
+    t.interval_end = now ? *now : t.checked;
+  }
   timed_.clear();
   stats_->flush();  // BPF's timed pauses of the interval, into timed_
   const std::uint64_t now = monotonic_ns();
@@ -508,15 +516,20 @@ void GcTracker::emit_interval(pid_t pid, Traced& t, double interval_s) {
       if (const auto* bpf = timed(g))
         emit_stats(bpf->first, g, bpf->second, bpf->second.count, std::nullopt, interval_s);
   } else {
-    std::optional<GcReading> now;
-    if (!t.gone) now = read_gc_counters(t.python->objects().memory(), t.layout);
-    const GcReading& end = now ? *now : t.checked;
+    const GcReading& end = t.interval_end;
     for (int g = 0; g < PYEBPF_GC_GENERATIONS; ++g) {
       const GcGenerationDelta d = gc_delta(end, t.interval_start, g);
       const auto* bpf = timed(g);
       if (d.collections <= 0 && !bpf) continue;
       GcTotals interval;
-      interval.count = static_cast<std::uint64_t>(std::max<std::int64_t>(d.collections, 0));
+      // Collections that ended between the counters' read and BPF's are
+      // timed here and counted in the next interval: counted here instead.
+      const std::uint64_t counted = static_cast<std::uint64_t>(std::max<std::int64_t>(d.collections, 0));
+      const std::uint64_t ahead = std::min(t.counted_ahead[g], counted);
+      t.counted_ahead[g] -= ahead;
+      const std::uint64_t here = counted - ahead, timed_here = bpf ? bpf->second.pauses.count : 0;
+      if (timed_here > here) t.counted_ahead[g] += timed_here - here;
+      interval.count = std::max(here, timed_here);
       interval.collected = d.collected;
       interval.uncollectable = d.uncollectable;
       if (bpf) interval.pauses = bpf->second.pauses;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -134,6 +135,10 @@ class GcTracker : public Tracker {
     GcReading checked;             // at the last rate check: the last known totals once it is gone
     std::uint64_t checked_ns = 0;  // CLOCK_MONOTONIC of `checked`
     GcReading interval_start;      // at the start of the gc_stats interval
+    GcReading interval_end;        // read at the flush, before BPF's timed pauses
+    // Collections timed in an earlier interval than the counters counted
+    // them in, per generation: taken off the next interval's count.
+    std::array<std::uint64_t, PYEBPF_GC_GENERATIONS> counted_ahead{};
     pyebpf_event_header hdr{};     // who it is, for records no BPF header names (its samples' once it has some)
     bool probes = false;           // pause probes attached now
     int calm_checks = 0;  // checks in a row at or below half the max rate, probes off

@@ -85,10 +85,12 @@ void check_waits_against_ground_truth(const Json& truth, const std::vector<Json>
     // thread's start, its /proc reads, and the odd forced switch while it
     // holds the GIL. Not every sleep ends in a wait: on a loaded machine the
     // GIL is often free for a while after a switch (the holder not yet back
-    // on a CPU), and the thread measures no wait there either.
+    // on a CPU), and the thread measures no wait there either. The extra
+    // waits grow with the machine's load (83 for 60 sleeps in one CI run on
+    // a slow day); reporting each round would give ~2 per sleep.
     const auto n = static_cast<std::size_t>(sleeps);
     ASSERT_GE(waits.size(), 10u) << name << ": too few gil_wait events to judge";
-    ASSERT_LE(waits.size(), n + n / 4 + 6) << name << ": waits split into several events";
+    ASSERT_LE(waits.size(), n + n / 2 + 6) << name << ": waits split into several events";
     double total_ms = 0;
     std::size_t by_holder = 0, by_known_thread = 0, holder_stack_ok = 0, waiter_stack_ok = 0;
     for (const auto& e : waits) {

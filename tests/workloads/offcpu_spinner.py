@@ -6,12 +6,16 @@ Starting does involve the GIL: the new thread waits for it while the main
 thread finishes Thread.start(), and gives it back once so that start() can
 return. So the thread first burns WARMUP_S of CPU, by when the main thread
 has long been blocked in join() (which holds no GIL and never wakes), and
-only then marks the time from which it never sleeps.
+only then marks the time from which it never sleeps. Its memory is locked
+first (mlockall): a page of the interpreter evicted from the page cache
+(the machine building meanwhile) would make the spinner sleep in a major
+page fault, a real sleep that pyebpf rightly reports.
 
 Usage: offcpu_spinner.py SECONDS CPU
 RESULT {"tid": <the spinning thread>, "cpu_s": <CPU time it burned after the
 warm-up>, "steady_us": <epoch us when the warm-up ended>}
 """
+import ctypes
 import os
 import sys
 import threading
@@ -22,6 +26,9 @@ from wl_common import burn_cpu, linger, native_id, ready, result, wait_go
 SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
 CPU = int(sys.argv[2]) if len(sys.argv) > 2 else 0
 os.sched_setaffinity(0, {CPU})
+MCL_CURRENT, MCL_FUTURE = 1, 2
+if ctypes.CDLL(None, use_errno=True).mlockall(MCL_CURRENT | MCL_FUTURE):
+    sys.exit("mlockall: " + os.strerror(ctypes.get_errno()))
 info = {}
 
 
