@@ -67,8 +67,8 @@ int print_thread_dump(const Options& options) {
   }
   if (prepared.empty()) {
     if (!refused.empty()) throw refused.front();
-    throw Error("no process matches -n '" + options.name_pattern + "'", "check it with pgrep -af '" +
-                                                                             options.name_pattern + "'");
+    throw Error("no process matches -n '" + options.name_pattern + "'",
+                "check it with pgrep -af '" + options.name_pattern + "'");
   }
   // The others are dumped; each -p PID that cannot be says why, once.
   for (const auto& e : refused) spdlog::warn("not dumped: {}", e.what());

@@ -77,8 +77,7 @@ std::string ProcessLifecycle::summary() const {
       "processes followed: {} forks and {} execs of targets' lineages or --name matches seen, {} lost (ring buffer "
       "full){}, {} children not followed (lineage map full)",
       c[PYEBPF_LIFECYCLE_CNT_FORKS], c[PYEBPF_LIFECYCLE_CNT_EXECS], c[PYEBPF_CNT_RINGBUF_FULL],
-      trackers::malformed_note(malformed_),
-      c[PYEBPF_LIFECYCLE_CNT_LINEAGE_FULL]);
+      trackers::malformed_note(malformed_), c[PYEBPF_LIFECYCLE_CNT_LINEAGE_FULL]);
 }
 
 }  // namespace pyebpf::app

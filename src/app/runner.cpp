@@ -31,9 +31,9 @@
 #include "bpf/libbpf_log.hpp"
 #include "bpf/shared_maps.hpp"
 #include "bpf/start_turn.hpp"
-#include "python/memory.hpp"
 #include "pyebpf/error.hpp"
 #include "pyebpf/fd.hpp"
+#include "python/memory.hpp"
 #include "util/clock.hpp"
 #include "util/self_cost.hpp"
 #include "util/timer.hpp"
@@ -131,7 +131,8 @@ void start_trackers(std::vector<std::unique_ptr<trackers::Tracker>>& trackers, t
 }
 
 sinks::RunInfo run_info_of(const Options& options, const WallClock& clock) {
-  sinks::RunInfo info{options.env, host_name(), PYEBPF_VERSION, options.command_line, {}, clock.epoch_us(monotonic_ns())};
+  sinks::RunInfo info{options.env,          host_name(), PYEBPF_VERSION,
+                      options.command_line, {},          clock.epoch_us(monotonic_ns())};
   for (pid_t p : options.pids) info.pids.push_back(p);
   return info;
 }
@@ -200,7 +201,8 @@ Session::Session(const Options& options)
       lifecycle_(shared_maps_, options.follow_children, needle_, name_ && needle_.empty(),
                  [this](const LifecycleEvent& e) { discovery_->on_event(e); }),
       ctx_{options.env, targets_, shared_maps_, outputs_.sink(), clock_, degraded_} {
-  if (name_) spdlog::info("--name: exec'd command lines are checked in BPF for '{}'", needle_.empty() ? "(all)" : needle_);
+  if (name_)
+    spdlog::info("--name: exec'd command lines are checked in BPF for '{}'", needle_.empty() ? "(all)" : needle_);
   for (pid_t pid : options.pids) lifecycle_.track(pid);
 }
 
@@ -230,8 +232,7 @@ void Session::start_trackers_and_watch() {
   ticker_.emplace(std::chrono::seconds(1), 0.02);
   loop_.add(signals_.get(), Source::Signal, 0);
   loop_.add(ticker_->fd(), Source::Tick, 0);
-  for (std::uint32_t i = 0; i < targets_.all().size(); ++i)
-    loop_.add(targets_.all()[i].pidfd.get(), Source::Target, i);
+  for (std::uint32_t i = 0; i < targets_.all().size(); ++i) loop_.add(targets_.all()[i].pidfd.get(), Source::Target, i);
 
   start_trackers(trackers_, ctx_);
   bpf::release_kernel_btf();

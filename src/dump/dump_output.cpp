@@ -48,7 +48,8 @@ void process_text(std::string& out, const DumpedProcess& p) {
   out += fmt::format("Process {} ({}), {}: {} threads\n", p.pid, p.comm, p.python, p.threads.size());
   for (const auto& problem : p.problems) out += "  note: " + problem + "\n";
   if (p.threads.empty()) return;
-  out += fmt::format("  {:>7}  {:<18} {:<16} {:>9}  {:<5}  {}\n", "TID", "THREAD", "STATE", "FOR", "GIL", "WAITING FOR");
+  out +=
+      fmt::format("  {:>7}  {:<18} {:<16} {:>9}  {:<5}  {}\n", "TID", "THREAD", "STATE", "FOR", "GIL", "WAITING FOR");
   for (const auto& t : p.threads) {
     std::string waiting = t.wait.text.empty() ? "-" : t.wait.text;
     if (t.in_gc) waiting = "(in a garbage collection) " + waiting;

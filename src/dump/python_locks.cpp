@@ -19,7 +19,9 @@ constexpr std::size_t kTypeNameBytes = 64;  // "builtin_function_or_method" and 
 
 // 3.14+ keep _PyStackRef in frames: bit 0 marks a borrowed or immortal
 // reference, both low bits a tagged int. Earlier pointers are 8-aligned.
-std::uint64_t untag(std::uint64_t v) { return (v & 3) == 3 ? 0 : v & ~std::uint64_t{3}; }
+std::uint64_t untag(std::uint64_t v) {
+  return (v & 3) == 3 ? 0 : v & ~std::uint64_t{3};
+}
 
 // One of _thread's lock types as this build lays it out.
 struct LockType {
@@ -102,11 +104,13 @@ class PythonWaits {
     auto size = memory_.read_value<std::int64_t>(*type + row_.require("type.basicsize"));
     const python::OffsetsRow* row = size ? row_for_size(row_, c_struct, *size) : nullptr;
     LockType lt{name, *type, std::nullopt, std::nullopt, std::nullopt};
-    if (row) lt = {name, *type, row->field(prefix + ".sem"), row->field(prefix + ".mutex"), row->field(prefix + ".owner")};
+    if (row)
+      lt = {name, *type, row->field(prefix + ".sem"), row->field(prefix + ".mutex"), row->field(prefix + ".owner")};
     if (!lt.sem && !lt.mutex) {
-      p_.problems.push_back(fmt::format("{} waits show as futex addresses: its objects are {} bytes in this build, "
-                                        "which no offsets row of {} describes",
-                                        name, size ? std::to_string(*size) : "an unreadable number of", row_.minor));
+      p_.problems.push_back(
+          fmt::format("{} waits show as futex addresses: its objects are {} bytes in this build, "
+                      "which no offsets row of {} describes",
+                      name, size ? std::to_string(*size) : "an unreadable number of", row_.minor));
       return;
     }
     lock_types_.push_back(lt);
@@ -285,8 +289,8 @@ class PythonWaits {
     t.wait.address = slots[0];
     t.wait.object = {{"address", hex(slots[0])}, {"type", "threading.Condition"}, {"lock", hex(waiter_lock)}};
     if (!caller.empty()) t.wait.object["in"] = caller;
-    t.wait.text = fmt::format("threading.Condition {}{}, until notify()", hex(slots[0]),
-                              caller.empty() ? "" : " in " + caller);
+    t.wait.text =
+        fmt::format("threading.Condition {}{}, until notify()", hex(slots[0]), caller.empty() ? "" : " in " + caller);
     return true;
   }
 

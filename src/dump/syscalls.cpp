@@ -14,6 +14,8 @@ struct Entry {
 
 // The numbers come from this architecture's <sys/syscall.h>; a call that it
 // lacks (arm64 has no poll, select, epoll_wait...) is left out.
+// A macro per line, which clang-format would indent as one statement.
+// clang-format off
 constexpr Entry kSyscalls[] = {
 #define PYEBPF_SYSCALL(name, kind) {SYS_##name, #name, SyscallKind::kind},
 #ifdef SYS_read
@@ -129,6 +131,7 @@ constexpr Entry kSyscalls[] = {
 #endif
 #undef PYEBPF_SYSCALL
 };
+// clang-format on
 
 const Entry* find(long nr) {
   if (nr < 0) return nullptr;

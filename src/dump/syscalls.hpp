@@ -8,11 +8,11 @@ namespace pyebpf::dump {
 // What a blocking system call waits on, by how its arguments name it.
 enum class SyscallKind {
   Other,
-  FdWait,   // its first argument is the file descriptor it waits on (read, recv*, accept*, connect...)
-  Sleep,    // nanosleep, clock_nanosleep
-  Poll,     // poll, ppoll, select, pselect6, epoll_wait*
-  Futex,    // futex: its first argument is the futex word's address
-  Child,    // wait4, waitid
+  FdWait,  // its first argument is the file descriptor it waits on (read, recv*, accept*, connect...)
+  Sleep,   // nanosleep, clock_nanosleep
+  Poll,    // poll, ppoll, select, pselect6, epoll_wait*
+  Futex,   // futex: its first argument is the futex word's address
+  Child,   // wait4, waitid
 };
 
 // The name of system call `nr` of this architecture ("futex"), "" if it is

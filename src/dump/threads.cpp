@@ -88,9 +88,8 @@ DumpedThread Dumper::decode(const pyebpf_thread_dump& rec, const trackers::Targe
     t.syscall = known.empty() ? fmt::format("syscall {}", rec.syscall) : std::string(known);
   }
   if (!rec.on_cpu)
-    t.kernel_stack = root_first(rec.kstack, PYEBPF_DUMP_KERNEL_FRAMES, [&](std::uint64_t addr, bool ret) {
-      return kallsyms_.frame(ret ? addr - 1 : addr);
-    });
+    t.kernel_stack = root_first(rec.kstack, PYEBPF_DUMP_KERNEL_FRAMES,
+                                [&](std::uint64_t addr, bool ret) { return kallsyms_.frame(ret ? addr - 1 : addr); });
   // Frame pointers lead into garbage in code built without them: keep the
   // frames that lie in mapped files, up to the first that does not.
   auto& sym = native(target.pid);

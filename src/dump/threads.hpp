@@ -39,8 +39,8 @@ struct DumpedThread {
   // running, runnable, sleeping (interruptible), uninterruptible (disk,
   // page faults), stopped, traced, zombie, dead, idle, parked
   std::string state;
-  std::optional<double> state_ms;  // how long it has been in that state
-  std::string syscall;             // the system call it is in ("futex", "syscall 273"), "" if none
+  std::optional<double> state_ms;                // how long it has been in that state
+  std::string syscall;                           // the system call it is in ("futex", "syscall 273"), "" if none
   std::vector<stack::NativeFrame> kernel_stack;  // root first
   std::vector<stack::NativeFrame> native_stack;  // root first
   std::vector<stack::PyFrame> py_stack;          // root first

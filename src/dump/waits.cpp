@@ -28,9 +28,7 @@ constexpr std::size_t kMaxPolledFds = 8;  // named per poll/epoll wait; the rest
 struct Gil {
   std::uint64_t cond = 0, mutex = 0, holder = 0;
   bool locked = false;
-  bool waited_on(std::uint64_t futex) const {
-    return futex - cond < PYEBPF_GIL_COND_BYTES || futex == mutex;
-  }
+  bool waited_on(std::uint64_t futex) const { return futex - cond < PYEBPF_GIL_COND_BYTES || futex == mutex; }
 };
 
 std::optional<Gil> read_gil(const python::PythonProcess& python, std::vector<std::string>& problems) {
@@ -51,7 +49,8 @@ std::optional<Gil> read_gil(const python::PythonProcess& python, std::vector<std
 bool collecting(const python::PythonProcess& python, std::vector<std::string>& problems) {
   try {
     const pyebpf_gc_proc gc = trackers::gc_proc_config(python);
-    auto value = python.objects().memory().read_value<std::int32_t>(gc.gcstate + python.offsets().require("gc.collecting"));
+    auto value =
+        python.objects().memory().read_value<std::int32_t>(gc.gcstate + python.offsets().require("gc.collecting"));
     return value && *value != 0;
   } catch (const Error& e) {
     problems.push_back(std::string("whether a collection runs is not known: ") + e.what());
@@ -196,7 +195,8 @@ std::string human_duration(double ms) {
   return fmt::format("{:.1f} h", ms / 3.6e6);
 }
 
-std::optional<FdTarget> describe_fd(pid_t pid, int fd, std::optional<std::map<std::uint64_t, net::ProcSocket>>& sockets) {
+std::optional<FdTarget> describe_fd(pid_t pid, int fd,
+                                    std::optional<std::map<std::uint64_t, net::ProcSocket>>& sockets) {
   char buf[4096];
   const std::string link = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
   ssize_t n = readlink(link.c_str(), buf, sizeof(buf) - 1);
@@ -262,8 +262,8 @@ void name_waits(DumpedProcess& p, const python::PythonProcess& python) {
           t.wait.address = arg0;
           const DumpedThread* holder = gil->locked ? by_tstate(gil->holder) : nullptr;
           t.wait.text = !gil->locked ? "the GIL (free: it is about to take it)"
-                        : holder     ? fmt::format("the GIL, held by {} (tid {})", holder->thread_name, holder->raw.hdr.tid)
-                                     : "the GIL, held by a thread without Python state";
+                        : holder ? fmt::format("the GIL, held by {} (tid {})", holder->thread_name, holder->raw.hdr.tid)
+                                 : "the GIL, held by a thread without Python state";
           t.wait.object = {{"gil", hex(gil->cond)}};
           if (holder) t.waits_for = static_cast<pid_t>(holder->raw.hdr.tid);
         } else {

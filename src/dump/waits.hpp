@@ -31,7 +31,8 @@ struct FdTarget {
   std::string text;
   nlohmann::ordered_json object;
 };
-std::optional<FdTarget> describe_fd(pid_t pid, int fd, std::optional<std::map<std::uint64_t, net::ProcSocket>>& sockets);
+std::optional<FdTarget> describe_fd(pid_t pid, int fd,
+                                    std::optional<std::map<std::uint64_t, net::ProcSocket>>& sockets);
 
 // "10.0 s", "250 ms", "1.5 min": a duration for people.
 std::string human_duration(double ms);

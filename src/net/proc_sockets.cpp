@@ -11,8 +11,8 @@
 namespace pyebpf::net {
 namespace {
 
-constexpr const char* kTcpStates[] = {"",          "ESTABLISHED", "SYN_SENT", "SYN_RECV",   "FIN_WAIT1",
-                                      "FIN_WAIT2", "TIME_WAIT",   "CLOSE",    "CLOSE_WAIT", "LAST_ACK",
+constexpr const char* kTcpStates[] = {"",          "ESTABLISHED", "SYN_SENT",    "SYN_RECV",   "FIN_WAIT1",
+                                      "FIN_WAIT2", "TIME_WAIT",   "CLOSE",       "CLOSE_WAIT", "LAST_ACK",
                                       "LISTEN",    "CLOSING",     "NEW_SYN_RECV"};
 
 std::vector<std::string_view> fields(std::string_view line) {

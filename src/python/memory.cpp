@@ -12,7 +12,9 @@ std::atomic<std::uint64_t> reads{0};
 
 }  // namespace
 
-std::uint64_t ProcessMemory::reads_made() { return reads.load(std::memory_order_relaxed); }
+std::uint64_t ProcessMemory::reads_made() {
+  return reads.load(std::memory_order_relaxed);
+}
 
 bool ProcessMemory::read_direct(std::uint64_t addr, void* out, std::size_t len) const {
   reads.fetch_add(1, std::memory_order_relaxed);

@@ -181,8 +181,8 @@ std::optional<ObjectReader::DictEntries> ObjectReader::read_entries(const DictVi
   return out;
 }
 
-std::vector<std::optional<std::uint64_t>> ObjectReader::find_str_keys(const DictEntries& entries,
-                                                                      const std::vector<std::string_view>& names) const {
+std::vector<std::optional<std::uint64_t>> ObjectReader::find_str_keys(
+    const DictEntries& entries, const std::vector<std::string_view>& names) const {
   std::vector<std::optional<std::uint64_t>> found(names.size());
   std::size_t longest = 0;
   for (auto name : names) longest = std::max(longest, name.size());

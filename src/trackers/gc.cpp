@@ -20,8 +20,8 @@
 #include "pyebpf/error.hpp"
 #include "python/process.hpp"
 #include "trackers/bpf_counters.hpp"
-#include "trackers/gil.hpp"
 #include "trackers/gc_events.hpp"
+#include "trackers/gil.hpp"
 #include "util/clock.hpp"
 #include "util/files.hpp"
 #include "util/flag_rules.hpp"
@@ -284,7 +284,8 @@ namespace {
 // fall back silently.
 template <typename Choice>
 Choice chosen(std::optional<Choice> choice, const char* flag, const std::string& text, const char* choices) {
-  if (!choice) throw Error(std::string(flag) + " " + text + ": not a known choice", std::string("use one of ") + choices);
+  if (!choice)
+    throw Error(std::string(flag) + " " + text + ": not a known choice", std::string("use one of ") + choices);
   return *choice;
 }
 
@@ -339,10 +340,10 @@ void GcTracker::start(TrackerContext& ctx) {
       options_.stats_interval_s,
       sampler_ ? fmt::format("GC's share of CPU from {} Hz {} samples", options_.sample_hz, sampler_->event_name())
                : std::string("no GC share of CPU (--gc-sample-hz 0)"),
-      pauses_ == GcPauses::On    ? "always (--gc-pauses on: two traps per collection)"
-      : pauses_ == GcPauses::Off ? "never (--gc-pauses off)"
-                                 : fmt::format("while a target collects <= {} times a second (--gc-pauses auto)",
-                                               options_.pauses_max_rate),
+      pauses_ == GcPauses::On ? "always (--gc-pauses on: two traps per collection)"
+      : pauses_ == GcPauses::Off
+          ? "never (--gc-pauses off)"
+          : fmt::format("while a target collects <= {} times a second (--gc-pauses auto)", options_.pauses_max_rate),
       options_.min_ms);
   events_.emplace(
       skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gc");
@@ -455,14 +456,16 @@ void GcTracker::check_rates() {
     auto reading = read_gc_counters(t.python->objects().memory(), t.layout);
     if (!reading) continue;  // exiting: the lifecycle tracker removes it
     const double seconds = static_cast<double>(now - t.checked_ns) / 1e9;
-    const double rate = seconds > 0 ? static_cast<double>(reading->collections() - t.checked.collections()) / seconds : 0;
+    const double rate =
+        seconds > 0 ? static_cast<double>(reading->collections() - t.checked.collections()) / seconds : 0;
     t.checked = *reading;
     t.checked_ns = now;
     if (pauses_ != GcPauses::Auto || t.plan.kind == GcHookPlan::Kind::None) continue;
     if (t.probes && rate > options_.pauses_max_rate) {
-      spdlog::info("gc: {} collects {:.0f} times a second, above --gc-pauses-max-rate {}: its pauses are no longer "
-                   "timed one by one (counts and GC share go on)",
-                   who(*t.python), rate, options_.pauses_max_rate);
+      spdlog::info(
+          "gc: {} collects {:.0f} times a second, above --gc-pauses-max-rate {}: its pauses are no longer "
+          "timed one by one (counts and GC share go on)",
+          who(*t.python), rate, options_.pauses_max_rate);
       detach(pid, t);
       continue;
     }
@@ -533,8 +536,7 @@ void GcTracker::emit_interval(pid_t pid, Traced& t, double interval_s) {
       interval.collected = d.collected;
       interval.uncollectable = d.uncollectable;
       if (bpf) interval.pauses = bpf->second.pauses;
-      emit_stats(bpf ? bpf->first : t.hdr, g, interval, bpf ? bpf->second.pauses.count : 0, d.duration_ms,
-                 interval_s);
+      emit_stats(bpf ? bpf->first : t.hdr, g, interval, bpf ? bpf->second.pauses.count : 0, d.duration_ms, interval_s);
     }
     t.interval_start = end;
   }
@@ -592,13 +594,11 @@ std::vector<std::string> GcTracker::summary_lines() const {
   if (!skel_ || !stats_) return {"gc: not started"};
   Counters c = read_counters(skel_->maps.counters);
   std::vector<std::string> lines;
-  lines.push_back(fmt::format("gc: {} collections in {} traced process(es), {} of them timed one by one ({:.1f} ms), "
-                              "in {} gc_stats records; GC ran in {} of {} samples of the targets' CPU ({:.1f} %)",
-                              run_.count, traced_, run_.pauses.count, ns_to_ms(run_.pauses.total_ns), records_,
-                              run_collecting_, run_samples_,
-                              run_samples_ ? 100.0 * static_cast<double>(run_collecting_) /
-                                                 static_cast<double>(run_samples_)
-                                           : 0.0));
+  lines.push_back(fmt::format(
+      "gc: {} collections in {} traced process(es), {} of them timed one by one ({:.1f} ms), "
+      "in {} gc_stats records; GC ran in {} of {} samples of the targets' CPU ({:.1f} %)",
+      run_.count, traced_, run_.pauses.count, ns_to_ms(run_.pauses.total_ns), records_, run_collecting_, run_samples_,
+      run_samples_ ? 100.0 * static_cast<double>(run_collecting_) / static_cast<double>(run_samples_) : 0.0));
   std::vector<std::string> modes;
   for (const auto& [pid, t] : targets_) {
     if (t.plan.kind == GcHookPlan::Kind::None && pauses_ != GcPauses::Off)
@@ -607,21 +607,20 @@ std::vector<std::string> GcTracker::summary_lines() const {
       modes.push_back(fmt::format("pid {} {} now (attached {} times, detached {} times)", pid,
                                   t.probes ? "timed" : "not timed", t.attaches, t.detaches));
   }
-  lines.push_back(fmt::format(
-      "gc: pauses timed one by one: {}{}{}", pauses_ == GcPauses::On ? "always (--gc-pauses on)"
-                                            : pauses_ == GcPauses::Off
-                                                ? "never (--gc-pauses off)"
-                                                : fmt::format("while <= {} collections/s (--gc-pauses auto)",
-                                                              options_.pauses_max_rate),
-      modes.empty() ? "" : ": ", fmt::join(modes, "; ")));
+  lines.push_back(fmt::format("gc: pauses timed one by one: {}{}{}",
+                              pauses_ == GcPauses::On    ? "always (--gc-pauses on)"
+                              : pauses_ == GcPauses::Off ? "never (--gc-pauses off)"
+                                                         : fmt::format("while <= {} collections/s (--gc-pauses auto)",
+                                                                       options_.pauses_max_rate),
+                              modes.empty() ? "" : ": ", fmt::join(modes, "; ")));
   lines.push_back(fmt::format(
       "gc: {} gc_pause events emitted, {} below --gc-min-ms ({} ms), {} lost (ring buffer full){}, {} not counted (no "
       "gc_stats entry), {} starts not recorded (start map full), {} without counts (GC stats unreadable or another "
       "interpreter's), {} ends without a seen start (attached mid-collection), {} collector calls that collected "
       "nothing, {} nested calls",
-      counts_.emitted, c[PYEBPF_CNT_FILTERED], options_.min_ms, c[PYEBPF_CNT_RINGBUF_FULL], malformed_note(counts_.malformed),
-      c[PYEBPF_GC_CNT_NO_TOTALS], c[PYEBPF_GC_CNT_START_LOST], c[PYEBPF_GC_CNT_NO_STATS], c[PYEBPF_GC_CNT_UNMATCHED],
-      c[PYEBPF_GC_CNT_NOOP], c[PYEBPF_GC_CNT_NESTED]));
+      counts_.emitted, c[PYEBPF_CNT_FILTERED], options_.min_ms, c[PYEBPF_CNT_RINGBUF_FULL],
+      malformed_note(counts_.malformed), c[PYEBPF_GC_CNT_NO_TOTALS], c[PYEBPF_GC_CNT_START_LOST],
+      c[PYEBPF_GC_CNT_NO_STATS], c[PYEBPF_GC_CNT_UNMATCHED], c[PYEBPF_GC_CNT_NOOP], c[PYEBPF_GC_CNT_NESTED]));
   return lines;
 }
 

@@ -14,10 +14,10 @@
 #include "bpf/ring_buffer.hpp"
 #include "bpf/skeleton.hpp"
 #include "gc.h"
+#include "pyebpf/fd.hpp"
 #include "python/memory.hpp"
 #include "python/offsets.hpp"
 #include "python/version.hpp"
-#include "pyebpf/fd.hpp"
 #include "sinks/record.hpp"
 #include "trackers/descriptor.hpp"
 #include "trackers/gc_counters.hpp"
@@ -139,9 +139,9 @@ class GcTracker : public Tracker {
     // Collections timed in an earlier interval than the counters counted
     // them in, per generation: taken off the next interval's count.
     std::array<std::uint64_t, PYEBPF_GC_GENERATIONS> counted_ahead{};
-    pyebpf_event_header hdr{};     // who it is, for records no BPF header names (its samples' once it has some)
-    bool probes = false;           // pause probes attached now
-    int calm_checks = 0;  // checks in a row at or below half the max rate, probes off
+    pyebpf_event_header hdr{};  // who it is, for records no BPF header names (its samples' once it has some)
+    bool probes = false;        // pause probes attached now
+    int calm_checks = 0;        // checks in a row at or below half the max rate, probes off
     unsigned attaches = 0, detaches = 0;
     bool gone = false;
   };

@@ -73,7 +73,8 @@ void fill_gc_cpu(std::uint64_t samples, std::uint64_t gc_samples, unsigned sampl
   r.set_float(s.interval_s, round_ms(interval_s));
   r.set_uint(s.samples, samples);
   r.set_uint(s.gc_samples, gc_samples);
-  r.set_float(s.gc_percent, samples ? round_ms(100.0 * static_cast<double>(gc_samples) / static_cast<double>(samples)) : 0.0);
+  r.set_float(s.gc_percent,
+              samples ? round_ms(100.0 * static_cast<double>(gc_samples) / static_cast<double>(samples)) : 0.0);
   r.set_float(s.gc_cpu_ms, round_ms(1e3 * static_cast<double>(gc_samples) / sample_hz));
 }
 
@@ -128,7 +129,6 @@ class GcSection : public sinks::ReportSection {
   }
 
  private:
-
   // One generation's records: every collection, and the latency of those
   // timed one by one (a record's `timed` of its `count`).
   struct Generation {
@@ -167,13 +167,14 @@ class GcSection : public sinks::ReportSection {
     for (const auto& [gen, st] : stats_by_generation_) row(gen < 0 ? "?" : std::to_string(gen), st);
     if (stats_by_generation_.size() > 1) row("all", all);
     if (!rows.empty())
-      table(out, {{"gen", 4, true},
-                  {"count", 8, true},
-                  {"timed", 8, true},
-                  {"total ms", 11, true},
-                  {"p50 ms", 9, true},
-                  {"p99 ms", 9, true},
-                  {"max ms", 9, true}},
+      table(out,
+            {{"gen", 4, true},
+             {"count", 8, true},
+             {"timed", 8, true},
+             {"total ms", 11, true},
+             {"p50 ms", 9, true},
+             {"p99 ms", 9, true},
+             {"max ms", 9, true}},
             rows);
     if (samples_)
       out += fmt::format("  GC's share of the targets' CPU: {:.1f} % ({} of {} samples, ~{} ms)\n",

@@ -190,8 +190,8 @@ GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const 
       plan.why = requested == "auto" ? "the default where the kernel and C library allow it" : "--gil-hook sched";
       return plan;
     }
-    why_not_sched = !sched_hooks ? "this kernel has no sched_exit_tp tracepoint (Linux < 6.16)"
-                                 : "its C library is not glibc";
+    why_not_sched =
+        !sched_hooks ? "this kernel has no sched_exit_tp tracepoint (Linux < 6.16)" : "its C library is not glibc";
     if (requested == "sched") throw Error("--gil-hook sched: " + why_not_sched, "use --gil-hook auto");
   }
   // cond_wait next: it sees the same waits as take_gil but is hit only when
@@ -439,8 +439,8 @@ std::string GilTracker::summary_line() const {
       c[PYEBPF_CNT_HITS], waits.count, static_cast<double>(waits.total_ns) / 1e9, waits.quantile_ms(0.5),
       waits.quantile_ms(0.99), ns_to_ms(waits.max_ns), stats_->records(), c[PYEBPF_GIL_CNT_NO_TOTALS],
       stats_->run().reported, options_.min_wait_ms, counts_.emitted, c[PYEBPF_CNT_FILTERED],
-      c[PYEBPF_GIL_CNT_RATE_LIMITED], options_.max_events,
-      c[PYEBPF_CNT_RINGBUF_FULL], malformed_note(counts_.malformed), c[PYEBPF_GIL_CNT_HOLDER_UNKNOWN],
+      c[PYEBPF_GIL_CNT_RATE_LIMITED], options_.max_events, c[PYEBPF_CNT_RINGBUF_FULL],
+      malformed_note(counts_.malformed), c[PYEBPF_GIL_CNT_HOLDER_UNKNOWN],
       c[PYEBPF_GIL_CNT_HOLDER_NO_TID] - std::min(c[PYEBPF_GIL_CNT_HOLDER_NO_TID], decoder_.holders_resolved_late()),
       c[PYEBPF_GIL_CNT_STACKS_SKIPPED], c[PYEBPF_CNT_READ_FAULT] + c[PYEBPF_CNT_FRAME_LOOP],
       c[PYEBPF_GIL_CNT_OTHER_INTERP], c[PYEBPF_GIL_CNT_STATE_FAULT], c[PYEBPF_GIL_CNT_STALE],

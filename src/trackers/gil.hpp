@@ -71,11 +71,11 @@ inline constexpr double kGilDefaultMinWaitMs = 5.0;
 inline constexpr unsigned kGilDefaultMaxEvents = 1000;
 
 struct GilOptions : TrackerOptions {
-  double min_wait_ms = kGilDefaultMinWaitMs;  // shorter waits are only counted, in BPF (0: an event for every one)
-  double stats_interval_s = 10.0;             // gil_stats records every this many seconds, and at the end
-  bool py_enable = true;                      // walk waiter and holder Python stacks
-  double py_min_ms = 0.0;                     // ... only for waits at least this long
-  std::string hook = "auto";                  // auto | sched | cond_wait | take_gil
+  double min_wait_ms = kGilDefaultMinWaitMs;   // shorter waits are only counted, in BPF (0: an event for every one)
+  double stats_interval_s = 10.0;              // gil_stats records every this many seconds, and at the end
+  bool py_enable = true;                       // walk waiter and holder Python stacks
+  double py_min_ms = 0.0;                      // ... only for waits at least this long
+  std::string hook = "auto";                   // auto | sched | cond_wait | take_gil
   unsigned max_events = kGilDefaultMaxEvents;  // gil_wait events per target and second (0: no limit)
 };
 
@@ -112,8 +112,8 @@ class GilTracker : public Tracker {
   TrackerContext* ctx_ = nullptr;
   bpf::Skeleton<gil_bpf> skel_;
   std::vector<bpf::Link> links_;
-  bool sched_hooks_ = false;     // the kernel can run the sched hook's programs (loaded)
-  bool sched_attached_ = false;  // and they are attached
+  bool sched_hooks_ = false;                               // the kernel can run the sched hook's programs (loaded)
+  bool sched_attached_ = false;                            // and they are attached
   std::map<pid_t, std::vector<bpf::Link>> process_links_;  // per target: its uprobes
   std::optional<bpf::RingBuffer> events_;
   GilDecoder decoder_;

@@ -219,9 +219,9 @@ std::string HandoffTracker::summary_line() const {
   return fmt::format(
       "handoff: {} fds queued, {} handoffs emitted, {} below --handoff-min-ms, {} lost (ring buffer "
       "full){}, {} queue-map updates failed, {} request_queue summaries{}",
-      c[PYEBPF_CNT_HITS], counts_.emitted, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL], malformed_note(counts_.malformed),
-      c[PYEBPF_HANDOFF_CNT_QUEUE_FULL] + c[PYEBPF_HANDOFF_CNT_STATS_FULL], summaries_,
-      unhooked_ ? fmt::format(", {} target(s) not hooked (see the warnings)", unhooked_) : "");
+      c[PYEBPF_CNT_HITS], counts_.emitted, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL],
+      malformed_note(counts_.malformed), c[PYEBPF_HANDOFF_CNT_QUEUE_FULL] + c[PYEBPF_HANDOFF_CNT_STATS_FULL],
+      summaries_, unhooked_ ? fmt::format(", {} target(s) not hooked (see the warnings)", unhooked_) : "");
 }
 
 const TrackerDescriptor& handoff_tracker() {

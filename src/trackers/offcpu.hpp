@@ -60,8 +60,8 @@ class OffCpuTracker : public Tracker {
   using Skeleton = bpf::Skeleton<offcpu_bpf>;
 
   struct Hooks {
-    bool tp_btf = true;     // else raw_tp
-    bool at_resume = true;  // stacks taken at sched_exit_tp, else at switch-out
+    bool tp_btf = true;            // else raw_tp
+    bool at_resume = true;         // stacks taken at sched_exit_tp, else at switch-out
     bool runq_from_kernel = true;  // tp_btf: run-queue time from sched_info at resume, no wake-up hooks
     std::string family() const { return tp_btf ? "tp_btf" : "raw_tp"; }
   };

@@ -73,7 +73,7 @@ class BlockedSection : public sinks::ReportSection {
   }
 
   std::vector<Row> rows_;
-  std::map<pid_t, std::string> names_;    // "Deadlock-A (1234)"
+  std::map<pid_t, std::string> names_;      // "Deadlock-A (1234)"
   std::set<std::vector<pid_t>> deadlocks_;  // canonical_cycle()s
 };
 

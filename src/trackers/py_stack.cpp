@@ -57,8 +57,9 @@ std::string PyStackTracker::summary_line() const {
       "py_stack: {} samples of target threads, {} emitted, {} lost (ring buffer full){}, {} without Python state, "
       "{} partial ({} memory read faults, {} looping frame chains, the rest unreadable code objects), "
       "{} truncated at {} frames",
-      c[PYEBPF_CNT_HITS], counts_.emitted, c[PYEBPF_CNT_RINGBUF_FULL], malformed_note(counts_.malformed), c[PYEBPF_CNT_NO_TSTATE],
-      partial_, c[PYEBPF_CNT_READ_FAULT], c[PYEBPF_CNT_FRAME_LOOP], c[PYEBPF_CNT_TRUNCATED], PYEBPF_MAX_FRAMES);
+      c[PYEBPF_CNT_HITS], counts_.emitted, c[PYEBPF_CNT_RINGBUF_FULL], malformed_note(counts_.malformed),
+      c[PYEBPF_CNT_NO_TSTATE], partial_, c[PYEBPF_CNT_READ_FAULT], c[PYEBPF_CNT_FRAME_LOOP], c[PYEBPF_CNT_TRUNCATED],
+      PYEBPF_MAX_FRAMES);
 }
 
 const TrackerDescriptor& py_stack_tracker() {

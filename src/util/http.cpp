@@ -45,7 +45,8 @@ struct Curl {
 template <typename F>
 void bind(void* lib, F& fn, const char* name) {
   fn = reinterpret_cast<F>(dlsym(lib, name));
-  if (!fn) throw Error(fmt::format("libcurl lacks {}", name), "install libcurl 7.80 or newer (apt-get install libcurl4)");
+  if (!fn)
+    throw Error(fmt::format("libcurl lacks {}", name), "install libcurl 7.80 or newer (apt-get install libcurl4)");
 }
 
 Curl load_curl() {

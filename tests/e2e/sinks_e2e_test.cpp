@@ -297,11 +297,10 @@ TEST_F(ClickHouseE2E, RowsEqualStdoutForAPasswordProtectedUser) {
   // Every table of the original tool exists, with the server's types, and
   // those pyebpf added (stats, request_queue, off_cpu_blocked).
   auto tables = split(server_->query("SHOW TABLES FROM " + db_), '\n');
-  EXPECT_EQ(tables,
-            (std::vector<std::string>{"ebpf_gc_cpu", "ebpf_gc_pause", "ebpf_gc_stats", "ebpf_gil_stats", "ebpf_gil_wait",
-                                      "ebpf_handoff", "ebpf_host_net_health", "ebpf_off_cpu", "ebpf_off_cpu_blocked",
-                                      "ebpf_py_stacks", "ebpf_request_queue", "ebpf_tcp_accept", "ebpf_tcp_connect",
-                                      "ebpf_tcp_loss"}));
+  EXPECT_EQ(tables, (std::vector<std::string>{"ebpf_gc_cpu", "ebpf_gc_pause", "ebpf_gc_stats", "ebpf_gil_stats",
+                                              "ebpf_gil_wait", "ebpf_handoff", "ebpf_host_net_health", "ebpf_off_cpu",
+                                              "ebpf_off_cpu_blocked", "ebpf_py_stacks", "ebpf_request_queue",
+                                              "ebpf_tcp_accept", "ebpf_tcp_connect", "ebpf_tcp_loss"}));
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   EXPECT_EQ(server_->query("SELECT DISTINCT host FROM " + db_ + ".ebpf_py_stacks"), std::string(host) + "\n");

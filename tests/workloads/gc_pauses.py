@@ -18,8 +18,15 @@ recorded collections are exactly those pyebpf can see while it traces.
 
 argv: seconds of churn, live tracked objects (they make full collections
 long), threads (1 or 2), full (extra gc.collect(2) calls).
+
+GC_MIN_QUIET=N in the environment: the "single" phase goes on past its
+seconds (at most 10 times as long) until N collections were quiet: `sw`
+equal at the previous stop, start and stop, and with GC_QUIET_NEXT=1 also
+unchanged from this stop to the start of the thread's next collection (the
+tests judge durations on those only; on a busy machine few are).
 """
 import gc
+import os
 import resource
 import sys
 import threading
@@ -39,6 +46,10 @@ records = []
 starts = {}
 last_switches = {}  # tid -> switch count at the end of its last "stop" callback
 phase = "single"
+MIN_QUIET = int(os.environ.get("GC_MIN_QUIET", "0"))
+QUIET_NEXT = os.environ.get("GC_QUIET_NEXT") == "1"
+quiet = 0
+awaiting_next = {}  # tid -> sw[3] of its last collection, quiet so far (QUIET_NEXT)
 
 
 def switches():
@@ -90,6 +101,18 @@ def on_gc(gc_phase, info):
         records.append(record)
         record["sw"].append(switches())
         last_switches[tid] = record["sw"][3]
+        count_quiet(tid, record["sw"])
+
+
+def count_quiet(tid, sw):
+    global quiet
+    if QUIET_NEXT and awaiting_next.pop(tid, None) == sw[1]:
+        quiet += 1
+    if sw[0] == sw[1] == sw[2]:
+        if QUIET_NEXT:
+            awaiting_next[tid] = sw[3]
+        else:
+            quiet += 1
 
 
 def make_cycles(n):
@@ -120,6 +143,9 @@ wait_go()
 gc.callbacks.append(on_gc)
 gc.enable()
 churn(SECONDS / THREADS)
+give_up = time.monotonic() + 9 * SECONDS / THREADS
+while quiet < MIN_QUIET and time.monotonic() < give_up:
+    make_cycles(5000)
 worker = None
 if THREADS == 2:
     phase = "threads"
