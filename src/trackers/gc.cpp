@@ -487,10 +487,13 @@ void GcTracker::flush() {
   // The interpreter's counters first, then BPF's timed pauses: a collection
   // that ends between the two reads is timed in this interval and counted
   // by the counters in the next (emit_interval moves it into this one).
-  for (auto& [pid, t] : targets_) {
-    std::optional<GcReading> now;
-    if (!t.gone) now = read_gc_counters(t.python->objects().memory(), t.layout);
-    t.interval_end = now ? *now : t.checked;
+  // --gc-pauses on counts from BPF alone: no read.
+  if (pauses_ != GcPauses::On) {
+    for (auto& [pid, t] : targets_) {
+      std::optional<GcReading> now;
+      if (!t.gone) now = read_gc_counters(t.python->objects().memory(), t.layout);
+      t.interval_end = now ? *now : t.checked;
+    }
   }
   timed_.clear();
   stats_->flush();  // BPF's timed pauses of the interval, into timed_

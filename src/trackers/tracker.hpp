@@ -116,14 +116,17 @@ struct EventCounts {
 };
 
 // The common end of a tracker's ring-buffer handler: a thread's event is
-// counted for its target (host-level events belong to none) and every event
-// is written to the sinks; a malformed record is counted.
+// counted for its target (host-level events, and threads of no target,
+// pid 0, belong to none) and every event is written to the sinks; a
+// malformed record is counted.
 inline void deliver(Decoded decoded, const sinks::Record& record, TargetLookup& targets, sinks::Sink& sink,
                     EventCounts& counts) {
   if (decoded == Decoded::Malformed) ++counts.malformed;
   if (decoded != Decoded::Event) return;
-  if (record.schema().prefix() == sinks::TableSchema::Prefix::Thread && record.has(sinks::thread_fields::pid))
-    targets.count_event(static_cast<pid_t>(record.uint_value(sinks::thread_fields::pid)), record.metric());
+  namespace f = sinks::thread_fields;
+  const bool of_thread = record.schema().prefix() == sinks::TableSchema::Prefix::Thread;
+  const std::uint64_t pid = of_thread && record.has(f::pid) ? record.uint_value(f::pid) : 0;
+  if (pid) targets.count_event(static_cast<pid_t>(pid), record.metric());
   sink.write(record);
   ++counts.emitted;
 }

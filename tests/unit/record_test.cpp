@@ -61,15 +61,19 @@ TEST(Deliver, HostEventsAreCountedForNoTarget) {
   EXPECT_TRUE(targets.counted.empty());
 
   Record thread_event(trackers::py_stack_schema());
+  thread_event.set_uint(f::pid, 0);  // a thread of no target (tcp_loss --net-scope host)
+  trackers::deliver(trackers::Decoded::Event, thread_event, targets, sink, counts);
+  EXPECT_TRUE(targets.counted.empty());
   thread_event.set_uint(f::pid, 1234);
   trackers::deliver(trackers::Decoded::Event, thread_event, targets, sink, counts);
+  EXPECT_EQ(targets.counted.size(), 1u);
   EXPECT_EQ(targets.counted[1234], 1u);
-  EXPECT_EQ(sink.records.size(), 2u);
-  EXPECT_EQ(counts.emitted, 2u);
+  EXPECT_EQ(sink.records.size(), 3u);
+  EXPECT_EQ(counts.emitted, 3u);
 
   trackers::deliver(trackers::Decoded::Malformed, thread_event, targets, sink, counts);
   EXPECT_EQ(counts.malformed, 1u);
-  EXPECT_EQ(sink.records.size(), 2u);
+  EXPECT_EQ(sink.records.size(), 3u);
 }
 
 TEST(MalformedNote, NamesMalformedRecordsApartFromAFullRing) {
