@@ -20,7 +20,7 @@
 #include "sinks/clickhouse_sink.hpp"
 #include "sinks/json_lines_sink.hpp"
 #include "sinks/sqlite_sink.hpp"
-#include "trackers/py_stack_events.hpp"
+#include "trackers/py_stack/py_stack_events.hpp"
 
 using namespace pyebpf::sinks;
 using Clock = std::chrono::steady_clock;

@@ -10,7 +10,7 @@
 
 #include "lifecycle.skel.h"
 #include "pyebpf/error.hpp"
-#include "trackers/bpf_counters.hpp"
+#include "trackers/common/bpf_counters.hpp"
 
 namespace pyebpf::app {
 

@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 
-#include "bpf/ring_buffer.hpp"
-#include "bpf/shared_maps.hpp"
-#include "bpf/skeleton.hpp"
+#include "bpf_runtime/ring_buffer.hpp"
+#include "bpf_runtime/shared_maps.hpp"
+#include "bpf_runtime/skeleton.hpp"
 #include "lifecycle.h"
 
 struct lifecycle_bpf;

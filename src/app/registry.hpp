@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "trackers/descriptor.hpp"
+#include "trackers/common/descriptor.hpp"
 
 namespace CLI {
 class App;

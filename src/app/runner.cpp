@@ -19,18 +19,18 @@
 #include <thread>
 #include <vector>
 
-#include "app/discovery.hpp"
 #include "app/lifecycle.hpp"
 #include "app/name_pattern.hpp"
 #include "app/outputs.hpp"
 #include "app/registry.hpp"
 #include "app/system_checks.hpp"
+#include "app/target_discovery.hpp"
 #include "app/targets.hpp"
-#include "bpf/detach.hpp"
-#include "bpf/features.hpp"
-#include "bpf/libbpf_log.hpp"
-#include "bpf/shared_maps.hpp"
-#include "bpf/start_turn.hpp"
+#include "bpf_runtime/detach.hpp"
+#include "bpf_runtime/features.hpp"
+#include "bpf_runtime/libbpf_log.hpp"
+#include "bpf_runtime/shared_maps.hpp"
+#include "bpf_runtime/start_turn.hpp"
 #include "pyebpf/error.hpp"
 #include "pyebpf/fd.hpp"
 #include "python/memory.hpp"
@@ -92,7 +92,7 @@ Fd block_and_watch_signals() {
 // Starts every tracker that can run; one that cannot is dropped and recorded
 // in ctx.degraded, the others go on. Throws only when none can run: the
 // reason of the only tracker asked for, or every tracker's reason. Each
-// starts on a thread of its own, taking turns (bpf/start_turn.hpp): only
+// starts on a thread of its own, taking turns (bpf_runtime/start_turn.hpp): only
 // their BPF loads overlap.
 void start_trackers(std::vector<std::unique_ptr<trackers::Tracker>>& trackers, trackers::TrackerContext& ctx) {
   std::vector<std::exception_ptr> errors(trackers.size());

@@ -40,7 +40,7 @@ void check_system() {
   rlimit unlimited{RLIM_INFINITY, RLIM_INFINITY};
   setrlimit(RLIMIT_MEMLOCK, &unlimited);  // best effort: only kernels < 5.11 need it
   // Every uprobe link holds descriptors, and a recycling server's exited
-  // workers' links wait to be detached (bpf/detach.hpp): a soft limit of
+  // workers' links wait to be detached (bpf_runtime/detach.hpp): a soft limit of
   // 1024 would make attaching the next worker fail. Best effort.
   rlimit files{};
   if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "python/offsets.hpp"
-#include "trackers/degradations.hpp"
-#include "trackers/tracker.hpp"
+#include "trackers/common/degradations.hpp"
+#include "trackers/common/tracker.hpp"
 
 namespace pyebpf::app {
 

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "bpf/features.hpp"
+#include "bpf_runtime/features.hpp"
 #include "pyebpf/error.hpp"
 #include "pyebpf/fd.hpp"
 #include "thread_dump.skel.h"

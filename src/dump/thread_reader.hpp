@@ -3,9 +3,9 @@
 
 #include <vector>
 
-#include "bpf/handles.hpp"
-#include "bpf/shared_maps.hpp"
-#include "bpf/skeleton.hpp"
+#include "bpf_runtime/handles.hpp"
+#include "bpf_runtime/shared_maps.hpp"
+#include "bpf_runtime/skeleton.hpp"
 #include "thread_dump.h"
 
 struct thread_dump_bpf;

@@ -12,7 +12,7 @@
 #include "offcpu.h"
 #include "pyebpf/error.hpp"
 #include "python/process.hpp"
-#include "trackers/event_fields.hpp"
+#include "trackers/common/event_fields.hpp"
 #include "util/files.hpp"
 
 namespace pyebpf::dump {

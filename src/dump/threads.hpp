@@ -16,7 +16,7 @@
 #include "native/symbolizer.hpp"
 #include "stack/frames.hpp"
 #include "thread_dump.h"
-#include "trackers/tracker.hpp"
+#include "trackers/common/tracker.hpp"
 
 namespace pyebpf::dump {
 

@@ -14,8 +14,8 @@
 #include "gil.h"
 #include "pyebpf/error.hpp"
 #include "python/process.hpp"
-#include "trackers/gc.hpp"
-#include "trackers/gil.hpp"
+#include "trackers/gc/gc.hpp"
+#include "trackers/gil/gil.hpp"
 #include "util/files.hpp"
 #include "util/text.hpp"
 

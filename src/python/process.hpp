@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "python.h"
-#include "python/discovery.hpp"
+#include "python/interpreter.hpp"
 #include "python/memory.hpp"
 #include "python/objects.hpp"
 #include "python/offsets.hpp"

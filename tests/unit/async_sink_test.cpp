@@ -11,7 +11,7 @@
 #include <mutex>
 #include <thread>
 
-#include "trackers/py_stack_events.hpp"
+#include "trackers/py_stack/py_stack_events.hpp"
 
 namespace pyebpf::sinks {
 namespace {

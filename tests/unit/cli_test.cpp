@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "test_support.hpp"
-#include "trackers/py_stack.hpp"
+#include "trackers/py_stack/py_stack.hpp"
 
 namespace pyebpf::app {
 namespace {

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "app/registry.hpp"
-#include "trackers/host_net_health_events.hpp"
-#include "trackers/offcpu_events.hpp"
-#include "trackers/py_stack_events.hpp"
+#include "trackers/host_net_health/host_net_health_events.hpp"
+#include "trackers/offcpu/offcpu_events.hpp"
+#include "trackers/py_stack/py_stack_events.hpp"
 #include "util/gzip.hpp"
 
 namespace pyebpf::sinks::clickhouse {

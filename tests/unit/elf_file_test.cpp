@@ -13,7 +13,7 @@
 
 #include "procfs/maps.hpp"
 #include "pyebpf/error.hpp"
-#include "python/discovery.hpp"
+#include "python/interpreter.hpp"
 
 // A function with a known address in this (PIE) test binary.
 extern "C" __attribute__((noinline, used)) int pyebpf_elf_test_marker(int x) {

@@ -5,7 +5,7 @@
 
 #include "flame_graph_support.hpp"
 #include "sinks/report_text.hpp"
-#include "trackers/offcpu_events.hpp"
+#include "trackers/offcpu/offcpu_events.hpp"
 
 namespace pyebpf::sinks {
 namespace {

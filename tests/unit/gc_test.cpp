@@ -16,9 +16,9 @@
 #include "row_names.hpp"
 #include "sinks/capture_sink.hpp"
 #include "test_support.hpp"
-#include "trackers/gc.hpp"
-#include "trackers/gc_counters.hpp"
-#include "trackers/gc_events.hpp"
+#include "trackers/gc/gc.hpp"
+#include "trackers/gc/gc_counters.hpp"
+#include "trackers/gc/gc_events.hpp"
 
 namespace pyebpf::trackers {
 namespace {

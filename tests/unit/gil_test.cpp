@@ -17,8 +17,8 @@
 #include "python/offsets.hpp"
 #include "sinks/capture_sink.hpp"
 #include "test_support.hpp"
-#include "trackers/gil.hpp"
-#include "trackers/gil_events.hpp"
+#include "trackers/gil/gil.hpp"
+#include "trackers/gil/gil_events.hpp"
 #include "util/clock.hpp"
 
 namespace pyebpf {

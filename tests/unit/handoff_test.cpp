@@ -11,9 +11,9 @@
 #include "handoff.skel.h"
 #include "sinks/capture_sink.hpp"
 #include "test_support.hpp"
-#include "trackers/handoff.hpp"
-#include "trackers/handoff_events.hpp"
-#include "trackers/request_queue.hpp"
+#include "trackers/handoff/handoff.hpp"
+#include "trackers/handoff/handoff_events.hpp"
+#include "trackers/handoff/request_queue.hpp"
 #include "util/clock.hpp"
 
 namespace pyebpf::trackers {

@@ -5,7 +5,7 @@
 
 #include "net/proc_net.hpp"
 #include "net/sock_diag.hpp"
-#include "trackers/net_health_report.hpp"
+#include "trackers/host_net_health/net_health_report.hpp"
 
 namespace pyebpf {
 namespace {

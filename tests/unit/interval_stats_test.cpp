@@ -7,8 +7,8 @@
 #include "interval_stats_support.hpp"
 #include "sinks/capture_sink.hpp"
 #include "test_support.hpp"
-#include "trackers/gil_events.hpp"
-#include "trackers/interval_stats.hpp"
+#include "trackers/common/interval_stats.hpp"
+#include "trackers/gil/gil_events.hpp"
 
 namespace pyebpf {
 namespace {

@@ -24,7 +24,7 @@
 #include "procfs/maps.hpp"
 #include "sinks/capture_sink.hpp"
 #include "test_support.hpp"
-#include "trackers/offcpu_events.hpp"
+#include "trackers/offcpu/offcpu_events.hpp"
 
 // A function with a known name and no other function right after it: aligned
 // to 64 bytes and only a few bytes long, so the bytes after it are padding

@@ -12,7 +12,7 @@
 #include "flame_graph_support.hpp"
 #include "proto/profile.pb.h"
 #include "sinks/pprof_format.hpp"
-#include "trackers/py_stack_events.hpp"
+#include "trackers/py_stack/py_stack_events.hpp"
 #include "util/gzip.hpp"
 
 namespace pyebpf::sinks {

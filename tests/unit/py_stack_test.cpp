@@ -11,7 +11,7 @@
 #include "py_stack.skel.h"
 #include "sinks/capture_sink.hpp"
 #include "test_support.hpp"
-#include "trackers/py_stack_events.hpp"
+#include "trackers/py_stack/py_stack_events.hpp"
 
 namespace pyebpf::trackers {
 namespace {

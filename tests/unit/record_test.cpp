@@ -10,10 +10,10 @@
 
 #include "sinks/capture_sink.hpp"
 #include "test_support.hpp"
-#include "trackers/bpf_counters.hpp"
-#include "trackers/host_net_health_events.hpp"
-#include "trackers/py_stack_events.hpp"
-#include "trackers/tracker.hpp"
+#include "trackers/common/bpf_counters.hpp"
+#include "trackers/common/tracker.hpp"
+#include "trackers/host_net_health/host_net_health_events.hpp"
+#include "trackers/py_stack/py_stack_events.hpp"
 
 namespace pyebpf::sinks {
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // bpf/ring_buffer: rings sized by the rate they must absorb.
-#include "bpf/ring_buffer.hpp"
+#include "bpf_runtime/ring_buffer.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // tcp::in_netns: work in a target's network namespace never moves the
 // caller's thread, which later opens the sinks' connections.
-#include "trackers/tcp_existing.hpp"
+#include "trackers/tcp/tcp_existing.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

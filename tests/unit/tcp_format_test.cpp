@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "trackers/tcp_format.hpp"
+#include "trackers/tcp/tcp_format.hpp"
 
 #include <gtest/gtest.h>
 

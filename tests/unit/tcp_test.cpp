@@ -11,8 +11,8 @@
 #include "sinks/capture_sink.hpp"
 #include "tcp.skel.h"
 #include "test_support.hpp"
-#include "trackers/tcp.hpp"
-#include "trackers/tcp_events.hpp"
+#include "trackers/tcp/tcp.hpp"
+#include "trackers/tcp/tcp_events.hpp"
 
 namespace pyebpf::trackers {
 namespace {

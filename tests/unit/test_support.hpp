@@ -15,7 +15,7 @@
 #include "common.h"
 #include "python.h"
 #include "sinks/json_writer.hpp"
-#include "trackers/event_fields.hpp"
+#include "trackers/common/event_fields.hpp"
 
 namespace pyebpf::test {
 
