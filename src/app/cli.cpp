@@ -17,8 +17,6 @@ namespace pyebpf::app {
 namespace {
 
 constexpr const char* kPasswordFlag = "--clickhouse-password";
-constexpr const char* kPprofHelp = "Gzipped pprof profiles: CPU in FILE, off-CPU/GIL time in FILE.off_cpu/.gil_wait";
-constexpr const char* kFlameGraphHelp = "Self-contained HTML flame graphs (one per kind) in this file";
 
 // argv joined for the record, with the ClickHouse password replaced; and the
 // password overwritten in argv itself so it does not stay readable in
@@ -76,17 +74,21 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   cli.add_flag("-v", o.verbosity, "More logging on stderr: -v debug, -vv trace (libbpf and verifier output)");
 
   o.trackers = add_tracker_options(cli);
+  // The flame-graph outputs' help names the kinds the trackers make.
+  const std::string files = flame_graph_kinds_help(o.trackers, true), kinds = flame_graph_kinds_help(o.trackers, false);
+  const std::string pprof_help = "Gzipped pprof profiles: " + files;
+  const std::string html_help = "Self-contained HTML flame graphs in this file, one per kind: " + kinds;
 
   auto* out = cli.add_option_group("outputs", "Where events go (stdout JSON lines unless one of these is set)");
   out->add_option("--sqlite", o.sqlite_path, "Store events in this SQLite file (one table per metric; WAL)");
   flags::check(out->add_option("--sqlite-queue-max", o.sqlite_queue_max,
                                "Events held for SQLite before dropping (default 100000)"),
                flags::whole(1, 0, "events", "100000"));
-  out->add_option("--folded", o.folded_path,
-                  "Collapsed stacks for flame graphs: CPU in FILE, off-CPU/GIL time in FILE.off_cpu/.gil_wait");
-  out->add_option("--speedscope", o.speedscope_path, "speedscope profile (one per thread and kind) in this file");
-  out->add_option("--pprof", o.pprof_path, kPprofHelp);
-  out->add_option("--flamegraph", o.html_path, kFlameGraphHelp);
+  out->add_option("--folded", o.folded_path, "Collapsed stacks for flame graphs: " + files);
+  out->add_option("--speedscope", o.speedscope_path,
+                  "speedscope profile (one per thread and kind: " + kinds + ") in this file");
+  out->add_option("--pprof", o.pprof_path, pprof_help);
+  out->add_option("--flamegraph", o.html_path, html_help);
   out->add_flag_callback(
       "--no-report", [&o] { o.report = false; }, "No end-of-run report on stderr (the summary lines stay)");
   flags::check(out->add_option("--flush-timeout", o.flush_timeout_s,
@@ -116,8 +118,8 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   // Flame-graph files from the stored events instead of the printed report.
   report->add_option("--folded", o.folded_path, "Write collapsed stacks (as pyebpf --folded) instead of the report");
   report->add_option("--speedscope", o.speedscope_path, "Write a speedscope profile instead of the report");
-  report->add_option("--pprof", o.pprof_path, kPprofHelp);
-  report->add_option("--flamegraph", o.html_path, kFlameGraphHelp);
+  report->add_option("--pprof", o.pprof_path, pprof_help);
+  report->add_option("--flamegraph", o.html_path, html_help);
 
   auto* dump = cli.add_subcommand(
       "dump",

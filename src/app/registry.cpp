@@ -152,4 +152,15 @@ std::vector<sinks::FlameGraphKind> flame_graph_kinds(const TrackerOptionsMap& op
   return out;
 }
 
+std::string flame_graph_kinds_help(const TrackerOptionsMap& options, bool files) {
+  std::vector<std::string> parts;
+  for (const auto& kind : flame_graph_kinds(options)) {
+    if (!files)
+      parts.push_back(kind.name);
+    else
+      parts.push_back(kind.name + " in FILE" + (kind.file_suffix.empty() ? "" : "." + kind.file_suffix));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 }  // namespace pyebpf::app

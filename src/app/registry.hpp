@@ -41,5 +41,8 @@ const sinks::TableSchema* schema_for_metric(std::string_view metric);
 sinks::Report make_report();
 // Every tracker's flame graph kinds (CPU first).
 std::vector<sinks::FlameGraphKind> flame_graph_kinds(const TrackerOptionsMap& options);
+// For --help, from those kinds: "CPU, off-CPU, GIL wait", and with `files`
+// where --folded and --pprof write each: "CPU in FILE, off-CPU in FILE.off_cpu, ...".
+std::string flame_graph_kinds_help(const TrackerOptionsMap& options, bool files);
 
 }  // namespace pyebpf::app

@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "app/registry.hpp"
 #include "test_support.hpp"
 #include "trackers/py_stack/py_stack.hpp"
 
@@ -98,6 +99,17 @@ TEST(Cli, HelpAndVersionExitWithoutOptions) {
   for (const char* group : {"[Option Group: py_stack]", "[Option Group: gc]", "[Option Group: tcp_loss]",
                             "[Option Group: host_net_health]", "--offcpu-aggregate"})
     EXPECT_NE(text.find(group), std::string::npos) << group;
+  // The flame-graph outputs name each kind the trackers make, and its file.
+  auto defaults = test::parse_args({});
+  ASSERT_TRUE(defaults);
+  const auto kinds = flame_graph_kinds(defaults->trackers);
+  EXPECT_GE(kinds.size(), 3u);
+  EXPECT_NE(text.find("Collapsed stacks for flame graphs: " + flame_graph_kinds_help(defaults->trackers, true)),
+            std::string::npos);
+  for (const auto& kind : kinds) {
+    const std::string file = kind.name + " in FILE" + (kind.file_suffix.empty() ? "" : "." + kind.file_suffix);
+    EXPECT_NE(text.find(file), std::string::npos) << file;
+  }
   testing::internal::CaptureStdout();
   auto version = parse({"--version"});
   EXPECT_NE(testing::internal::GetCapturedStdout().find('.'), std::string::npos);

@@ -3,6 +3,8 @@
 // pyebpf derives from the list (names, schemas, report, flame graphs) holds.
 #include "app/registry.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <set>
@@ -13,6 +15,31 @@
 
 namespace pyebpf::app {
 namespace {
+
+// --enable's names in registry order: a tracker's own, or each of its features.
+std::vector<std::string> enable_names() {
+  std::vector<std::string> names;
+  for (const auto* d : tracker_registry()) {
+    if (d->features.empty()) names.push_back(d->name);
+    for (const auto& f : d->features) names.push_back(f.name);
+  }
+  return names;
+}
+
+// What create_trackers({}) must make: one tracker per descriptor, in registry
+// order, named after it or after its parts (features that are no alias).
+std::vector<std::string> default_tracker_names() {
+  std::vector<std::string> names;
+  for (const auto* d : tracker_registry()) {
+    std::string name = d->features.empty() ? d->name : "";
+    for (const auto& f : d->features) {
+      if (!f.parts.empty()) continue;
+      name += (name.empty() ? "" : ", ") + f.name;
+    }
+    names.push_back(name);
+  }
+  return names;
+}
 
 TEST(Registry, EnableNamesAreUniqueAndFeaturesPointAtParts) {
   std::set<std::string> names;
@@ -32,8 +59,8 @@ TEST(Registry, EnableNamesAreUniqueAndFeaturesPointAtParts) {
       for (const auto& part : f.parts) EXPECT_TRUE(parts.count(part)) << f.name << " -> " << part;
     }
   }
-  EXPECT_EQ(tracker_names_help(),
-            "py_stack, gil, gc, offcpu, handoff, tcp_connect, tcp_accept, tcp_handshake, tcp_loss, host_net_health");
+  EXPECT_EQ(tracker_names_help(), fmt::format("{}", fmt::join(enable_names(), ", ")));
+  EXPECT_GE(enable_names().size(), 2u);
 }
 
 TEST(Registry, SchemasAreUniqueAndStartWithTheCommonFields) {
@@ -69,8 +96,7 @@ TEST(Registry, CreatesWhatEnableNamesInOrderWithAliasesExpanded) {
   EXPECT_EQ(created[0]->summary().size(), 3u) << "a summary line per part";
 
   auto all = create_trackers({}, options->trackers);
-  EXPECT_EQ(names_of(all), (std::vector<std::string>{"py_stack", "gil", "gc", "offcpu", "handoff",
-                                                     "tcp_connect, tcp_accept, tcp_loss", "host_net_health"}));
+  EXPECT_EQ(names_of(all), default_tracker_names());
 }
 
 TEST(Registry, UnknownNamesFailWithTheListOfValidOnes) {
