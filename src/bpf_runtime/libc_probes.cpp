@@ -38,7 +38,9 @@ std::vector<Link> attach_at(const LibcProbe& p, pid_t pid, const native::LibcFun
   return attach_process_uprobes(p.program, pid, f.open_path, {&at, 1}, p.retprobe);
 }
 
-std::vector<Link> attach(pid_t pid, const std::vector<LibcProbe>& probes, const std::string& who) {
+}  // namespace
+
+std::vector<Link> attach_libc_probes(pid_t pid, const std::vector<LibcProbe>& probes, const std::string& who) {
   std::vector<std::string> names;
   for (const auto& p : probes) {
     if (std::find(names.begin(), names.end(), p.function) == names.end()) names.emplace_back(p.function);
@@ -76,18 +78,15 @@ std::vector<Link> attach(pid_t pid, const std::vector<LibcProbe>& probes, const 
       }
       sites.insert(describe(f.name, site));
       if (attached.empty())
-        throw Error(errno_text(fmt::format("{}: attach {} {} in {} (pid {})", who, p.retprobe ? "uretprobe" : "uprobe",
-                                           p.function, f.mapped_path, pid),
-                               errno));
+        throw Error(errno_text(
+            fmt::format("attach {} {} in {}", p.retprobe ? "uretprobe" : "uprobe", p.function, f.mapped_path), errno));
       std::move(attached.begin(), attached.end(), std::back_inserter(links));
     }
     if (!found && !unreadable.empty())
-      throw Error(fmt::format("{}: pid {}: no C library function {} found; unreadable: {}", who, pid, p.function,
-                              fmt::join(unreadable, "; ")),
-                  "check that the files named can be read by root (a container's root, a deleted library)");
-    if (!found)
-      throw Error(fmt::format("{}: pid {} maps no C library function {} (a static, stripped executable?)", who, pid,
-                              p.function));
+      throw Error(
+          fmt::format("no C library function {} found; unreadable: {}", p.function, fmt::join(unreadable, "; ")),
+          "check that the files named can be read by root (a container's root, a deleted library)");
+    if (!found) throw Error(fmt::format("maps no C library function {} (a static, stripped executable?)", p.function));
   }
   spdlog::debug(
       "{}: pid {}: functions {:.2f} ms, sites {:.2f} ms, attach {:.2f} ms (slowest: uprobe {} of {}, {:.2f} ms)", who,
@@ -95,18 +94,6 @@ std::vector<Link> attach(pid_t pid, const std::vector<LibcProbe>& probes, const 
   spdlog::info("{}: pid {}: {} uprobes on {} in {}; sites: {}", who, pid, links.size(), fmt::join(names, ", "),
                fmt::join(files, ", "), fmt::join(sites, ", "));
   return links;
-}
-
-}  // namespace
-
-std::optional<std::vector<Link>> attach_libc_probes(pid_t pid, const std::vector<LibcProbe>& probes,
-                                                    const std::string& who, const std::string& consequence) {
-  try {
-    return attach(pid, probes, who);
-  } catch (const Error& e) {
-    spdlog::warn("{}: {}", e.what(), consequence);
-    return std::nullopt;
-  }
 }
 
 }  // namespace pyebpf::bpf

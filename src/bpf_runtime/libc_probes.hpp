@@ -4,7 +4,6 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,10 +30,8 @@ struct LibcProbe {
 // and later, share the probes. Each goes on the function's cheapest site for
 // what its program reads (native::find_probe_site), which the target pays on
 // every call; offset 0 where the kernel refuses that site. Logs what was
-// hooked and where (info, `who`: the tracker). A process that cannot be
-// hooked (a function found nowhere, an attach failing) is a warning ending in
-// `consequence`, and no links.
-std::optional<std::vector<Link>> attach_libc_probes(pid_t pid, const std::vector<LibcProbe>& probes,
-                                                    const std::string& who, const std::string& consequence);
+// hooked and where (info, `who`: the tracker). Throws pyebpf::Error naming
+// what could not be hooked (a function found nowhere, an attach failing).
+std::vector<Link> attach_libc_probes(pid_t pid, const std::vector<LibcProbe>& probes, const std::string& who);
 
 }  // namespace pyebpf::bpf

@@ -168,5 +168,41 @@ TEST(DegradeE2E, RowOfAnotherBuildThatDoesNotFitDisablesOnlyWhatNeedsIt) {
   EXPECT_TRUE(pyebpf.events("gc_stats").empty());
 }
 
+// A target whose C library pyebpf cannot read symbols from (a container's
+// damaged or replaced file): the C library probes of handoff and tcp_accept
+// cannot go in it. Each reports that target disabled, as gc and gil do, and
+// goes on with the other target; the other trackers trace both.
+TEST(DegradeE2E, TargetWhoseCLibraryHasNoSymbolsDisablesOnlyItsLibcProbes) {
+  TempDir dir;
+  namespace fs = std::filesystem;
+  fs::copy_file("/lib/x86_64-linux-gnu/libc.so.6", dir / "libc.so.6");
+  Workload broken(with_symtab(), "cpu_shares.py", {"1"}, {"env", "LD_LIBRARY_PATH=" + (dir / "")});
+  Workload healthy(with_symtab(), "cpu_shares.py", {"1"});
+  {
+    // Running code never reads the section headers: point them past the end.
+    std::fstream file(dir / "libc.so.6", std::ios::in | std::ios::out | std::ios::binary);
+    const std::uint64_t past_end = 0xfffffff0;
+    file.seekp(0x28);  // e_shoff in an ELF64 header
+    file.write(reinterpret_cast<const char*>(&past_end), sizeof(past_end));
+  }
+  Pyebpf pyebpf({"-p", std::to_string(broken.pid()), "-p", std::to_string(healthy.pid()), "-e", "e2e", "--enable",
+                 "py_stack", "handoff", "tcp_accept"});
+  run({&broken, &healthy}, pyebpf);
+  EXPECT_EQ(pyebpf.exit_status(), 0) << pyebpf.stderr_text();
+  const std::string err = pyebpf.stderr_text();
+  for (const std::string tracker : {"handoff", "tcp_accept"}) {
+    EXPECT_EQ(count(err, tracker + " disabled for pid " + std::to_string(broken.pid()) + ": CPython "), 2u)
+        << "a warning at start, a line in the summary:\n"
+        << err;
+  }
+  EXPECT_EQ(count(err, "maps no C library function accept4"), 4u) << err;
+  EXPECT_EQ(err.find("disabled for pid " + std::to_string(healthy.pid())), std::string::npos) << err;
+  EXPECT_NE(err.find("handoff: pid " + std::to_string(healthy.pid()) + ": "), std::string::npos)
+      << "its probes went in:\n"
+      << err;
+  EXPECT_TRUE(has_events_of(pyebpf, "py_stack", broken.pid())) << err;
+  EXPECT_TRUE(has_events_of(pyebpf, "py_stack", healthy.pid())) << err;
+}
+
 }  // namespace
 }  // namespace pyebpf::e2e

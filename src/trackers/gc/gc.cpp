@@ -292,7 +292,8 @@ Choice chosen(std::optional<Choice> choice, const char* flag, const std::string&
 }  // namespace
 
 GcTracker::GcTracker(const GcOptions& options)
-    : options_(options),
+    : BpfTracker("gc", {gc_bpf__open, gc_bpf__load, gc_bpf__destroy}),
+      options_(options),
       pauses_(chosen(parse_gc_pauses(options.pauses), "--gc-pauses", options.pauses, "auto, on, off")),
       hook_(chosen(parse_gc_hook(options.hook), "--gc-hook", options.hook, "auto, usdt, uprobe")),
       record_(gc_pause_schema()),
@@ -301,8 +302,7 @@ GcTracker::GcTracker(const GcOptions& options)
 GcTracker::~GcTracker() = default;
 
 void GcTracker::start(TrackerContext& ctx) {
-  ctx_ = &ctx;
-  skel_ = bpf::Skeleton<gc_bpf>("gc", {gc_bpf__open, gc_bpf__load, gc_bpf__destroy});
+  open(ctx);
   skel_->rodata->targ_min_ns = static_cast<__u64>(options_.min_ms * 1e6);
   skel_->rodata->targ_py_stack = options_.py_enable;
   skel_->rodata->targ_use_bpf_loop = bpf::walk_frames_with_bpf_loop();
@@ -324,16 +324,7 @@ void GcTracker::start(TrackerContext& ctx) {
   check_timer_ = make_timer(std::chrono::seconds(1), std::chrono::seconds(1));
   interval_start_ns_ = monotonic_ns();
 
-  TargetFailures failures;
-  for (const auto& target : ctx.targets.all()) {
-    if (target.exited) continue;
-    try {
-      add_target(target);
-    } catch (const Error& e) {
-      failures.add(target.pid, target.python->name(), e);
-    }
-  }
-  failures.settle("gc", traced_, ctx.degraded);
+  add_targets();
   spdlog::info(
       "gc: collections counted from the interpreter's own counters, gc_stats every {} s; {}; pauses timed one by one "
       "{}; gc_pause events for collections >= {} ms",
@@ -345,8 +336,7 @@ void GcTracker::start(TrackerContext& ctx) {
           ? "never (--gc-pauses off)"
           : fmt::format("while a target collects <= {} times a second (--gc-pauses auto)", options_.pauses_max_rate),
       options_.min_ms);
-  events_.emplace(
-      skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gc");
+  read_events();
 }
 
 void GcTracker::add_target(const Target& target) {
@@ -573,14 +563,14 @@ void GcTracker::emit_cpu(pid_t pid, const GcSamples::Interval& interval, double 
 }
 
 std::vector<int> GcTracker::wait_fds() const {
-  std::vector<int> fds = events_ ? events_->wait_fds() : std::vector<int>{};
+  std::vector<int> fds = BpfTracker::wait_fds();
   if (stats_) fds.push_back(stats_->timer_fd());
   if (check_timer_) fds.push_back(check_timer_.get());
   return fds;
 }
 
 void GcTracker::consume() {
-  if (events_) events_->consume();
+  BpfTracker::consume();
   if (check_timer_ && expired(check_timer_)) check_rates();
   if (stats_ && stats_->due()) flush();
 }
@@ -590,7 +580,7 @@ void GcTracker::finish() {
 }
 
 void GcTracker::handle(const void* data, std::size_t size) {
-  deliver(decode_gc_pause(data, size, decode_context(*ctx_), options_.py_enable, record_), record_, *ctx_, counts_);
+  deliver(decode_gc_pause(data, size, decode_context(*ctx_), options_.py_enable, record_), record_);
 }
 
 std::vector<std::string> GcTracker::summary_lines() const {

@@ -11,14 +11,13 @@
 #include "binary/elf_file.hpp"
 #include "bpf_runtime/handles.hpp"
 #include "bpf_runtime/perf_sampler.hpp"
-#include "bpf_runtime/ring_buffer.hpp"
-#include "bpf_runtime/skeleton.hpp"
 #include "gc.h"
 #include "pyebpf/fd.hpp"
 #include "python/memory.hpp"
 #include "python/offsets.hpp"
 #include "python/version.hpp"
 #include "sinks/record.hpp"
+#include "trackers/common/bpf_tracker.hpp"
 #include "trackers/common/descriptor.hpp"
 #include "trackers/gc/gc_counters.hpp"
 #include "trackers/gc/gc_events.hpp"
@@ -112,7 +111,7 @@ struct GcOptions : TrackerOptions {
 // puts a hook in the target. While the pause probes are attached (--gc-pauses),
 // each collection is also timed in BPF, and one `gc_pause` event, with the
 // stack, goes out per collection at or above --gc-min-ms.
-class GcTracker : public Tracker {
+class GcTracker : public BpfTracker<gc_bpf> {
  public:
   explicit GcTracker(const GcOptions& options);
   ~GcTracker() override;
@@ -156,15 +155,12 @@ class GcTracker : public Tracker {
   void emit_stats(const pyebpf_event_header& hdr, int generation, const GcTotals& interval, std::uint64_t timed,
                   std::optional<double> duration_ms, double interval_s);
   void emit_cpu(pid_t pid, const GcSamples::Interval& samples, double interval_s);
-  void handle(const void* data, std::size_t size);
+  void handle(const void* data, std::size_t size) override;
 
   const GcOptions options_;
   const GcPauses pauses_;
   const GcHookChoice hook_;
-  TrackerContext* ctx_ = nullptr;
-  bpf::Skeleton<gc_bpf> skel_;
   std::map<pid_t, std::vector<bpf::Link>> process_links_;  // per target: its probes
-  std::optional<bpf::RingBuffer> events_;
   sinks::Record record_;
   sinks::Record stats_record_;
   sinks::Record cpu_record_;
@@ -179,7 +175,6 @@ class GcTracker : public Tracker {
   std::uint64_t run_samples_ = 0, run_collecting_ = 0;
   std::size_t records_ = 0;
   std::size_t traced_ = 0;
-  EventCounts counts_;
 };
 
 }  // namespace pyebpf::trackers

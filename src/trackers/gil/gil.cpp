@@ -230,7 +230,8 @@ GilHookPlan plan_gil_hook(pid_t pid, const python::PythonProcess& python, const 
 }
 
 GilTracker::GilTracker(const GilOptions& options)
-    : options_(options),
+    : BpfTracker("gil", {gil_bpf__open, gil_bpf__load, gil_bpf__destroy}),
+      options_(options),
       decoder_([this](std::uint32_t pid, std::uint64_t thread_id) -> std::optional<pyebpf_gil_thread> {
         pyebpf_gil_thread_key key{pid, 0, thread_id};
         pyebpf_gil_thread thread{};
@@ -242,10 +243,8 @@ GilTracker::GilTracker(const GilOptions& options)
 GilTracker::~GilTracker() = default;
 
 void GilTracker::start(TrackerContext& ctx) {
-  ctx_ = &ctx;
+  open(ctx);
   const GilOptions& o = options_;
-
-  skel_ = bpf::Skeleton<gil_bpf>("gil", {gil_bpf__open, gil_bpf__load, gil_bpf__destroy});
   skel_->rodata->targ_min_wait_ns = static_cast<std::uint64_t>(std::llround(o.min_wait_ms * 1e6));
   skel_->rodata->targ_py_min_ns = static_cast<std::uint64_t>(std::llround(o.py_min_ms * 1e6));
   skel_->rodata->targ_py_enable = o.py_enable;
@@ -282,25 +281,10 @@ void GilTracker::start(TrackerContext& ctx) {
                   "pyebpf needs BTF-enabled tracepoints (CONFIG_DEBUG_INFO_BTF)");
     links_.push_back(std::move(link));
   }
-  // A process that cannot be measured is left out, or fails the tracker if
-  // it is the only one.
-  TargetFailures failures;
-  std::size_t traced = 0;
-  for (const auto& t : ctx.targets.all()) {
-    if (t.exited) continue;
-    try {
-      register_target(t);
-      ++traced;
-    } catch (const Error& e) {
-      failures.add(t.pid, t.python->name(), e);
-    }
-  }
-  failures.settle("gil", traced, ctx.degraded);
+  // Their threads are listed once, after every target is registered.
+  add_targets([this](const Target& t) { register_target(t); });
   scan_threads();
-
-  events_.emplace(
-      skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "gil",
-      std::chrono::milliseconds(PYEBPF_GIL_POLL_MS));
+  read_events(std::chrono::milliseconds(PYEBPF_GIL_POLL_MS));
   spdlog::info(
       "gil: every wait counted in BPF, gil_stats every {} s; gil_wait events for waits >= {} ms; Python "
       "stacks {}",
@@ -397,13 +381,13 @@ void GilTracker::scan_threads() {
 }
 
 std::vector<int> GilTracker::wait_fds() const {
-  std::vector<int> fds = events_->wait_fds();
+  std::vector<int> fds = BpfTracker::wait_fds();
   fds.push_back(stats_->timer_fd());
   return fds;
 }
 
 void GilTracker::consume() {
-  events_->consume();
+  BpfTracker::consume();
   if (stats_->due()) stats_->flush();
 }
 
@@ -420,7 +404,7 @@ void GilTracker::emit_stats(const pyebpf_event_header& hdr, const GilTotals& int
 }
 
 void GilTracker::handle(const void* data, std::size_t size) {
-  deliver(decoder_.decode(data, size, decode_context(*ctx_), record_), record_, *ctx_, counts_);
+  deliver(decoder_.decode(data, size, decode_context(*ctx_), record_), record_);
 }
 
 std::string GilTracker::summary_line() const {

@@ -12,10 +12,9 @@
 
 #include "binary/elf_file.hpp"
 #include "bpf_runtime/handles.hpp"
-#include "bpf_runtime/ring_buffer.hpp"
-#include "bpf_runtime/skeleton.hpp"
 #include "gil.h"
 #include "python/offsets.hpp"
+#include "trackers/common/bpf_tracker.hpp"
 #include "trackers/common/descriptor.hpp"
 #include "trackers/gil/gil_events.hpp"
 
@@ -83,7 +82,7 @@ struct GilOptions : TrackerOptions {
 // stacks. Every wait is counted in BPF and emitted as `gil_stats` records per
 // target and interval; one `gil_wait` event per wait of at least
 // --gil-min-wait-ms.
-class GilTracker : public Tracker {
+class GilTracker : public BpfTracker<gil_bpf> {
  public:
   explicit GilTracker(const GilOptions& options);
   ~GilTracker() override;
@@ -106,21 +105,17 @@ class GilTracker : public Tracker {
   // The scheduler hooks every sched-hook target shares, attached with the first.
   void attach_sched_hooks();
   void scan_threads();
-  void handle(const void* data, std::size_t size);
+  void handle(const void* data, std::size_t size) override;
 
   const GilOptions options_;
-  TrackerContext* ctx_ = nullptr;
-  bpf::Skeleton<gil_bpf> skel_;
   std::vector<bpf::Link> links_;
   bool sched_hooks_ = false;                               // the kernel can run the sched hook's programs (loaded)
   bool sched_attached_ = false;                            // and they are attached
   std::map<pid_t, std::vector<bpf::Link>> process_links_;  // per target: its uprobes
-  std::optional<bpf::RingBuffer> events_;
   GilDecoder decoder_;
   sinks::Record record_;
   sinks::Record stats_record_;
   std::optional<IntervalStats<pyebpf_gil_stats_key, pyebpf_gil_stats, GilTotals>> stats_;
-  EventCounts counts_;
 };
 
 }  // namespace pyebpf::trackers

@@ -32,21 +32,20 @@ constexpr std::uint64_t kWakeupBytes = 64 * 1024;
 }  // namespace
 
 HandoffTracker::HandoffTracker(const HandoffOptions& options)
-    : options_(options), record_(handoff_schema()), summary_(request_queue_schema()) {}
+    : BpfTracker("handoff", {handoff_bpf__open, handoff_bpf__load, handoff_bpf__destroy}),
+      options_(options),
+      record_(handoff_schema()),
+      summary_(request_queue_schema()) {}
 HandoffTracker::~HandoffTracker() = default;
 
 void HandoffTracker::start(TrackerContext& ctx) {
-  ctx_ = &ctx;
-  skel_ = bpf::Skeleton<handoff_bpf>("handoff", {handoff_bpf__open, handoff_bpf__load, handoff_bpf__destroy});
+  open(ctx);
   skel_->rodata->targ_min_handoff_ns = static_cast<std::uint64_t>(options_.min_ms * 1e6);
   skel_->rodata->targ_wakeup_bytes = kWakeupBytes;
 
   skel_.load(ctx.shared_maps);
-  for (const auto& t : ctx.targets.all()) {
-    if (!t.exited) add_target(t);
-  }
-  events_.emplace(
-      skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "handoff");
+  add_targets();
+  read_events();
   interval_start_ns_ = monotonic_ns();
   spdlog::info(
       "handoff: accept4/accept, epoll_ctl DEL -> recv/recvfrom/recvmsg/read/readv by another thread; close "
@@ -92,22 +91,11 @@ void HandoffTracker::attach_process(pid_t pid) {
       {"readv", p->handoff_pickup, false, PYEBPF_HANDOFF_VIA_READV, fd_arg},
       {"close", p->handoff_close, false, 0, fd_arg},
   };
-  if (auto links = bpf::attach_libc_probes(pid, probes, "handoff", "its requests are not seen"))
-    process_links_[pid] = std::move(*links);
-  else
-    ++unhooked_;
-}
-
-std::vector<int> HandoffTracker::wait_fds() const {
-  return events_->wait_fds();
-}
-
-void HandoffTracker::consume() {
-  events_->consume();
+  process_links_[pid] = bpf::attach_libc_probes(pid, probes, "handoff");
 }
 
 void HandoffTracker::handle(const void* data, std::size_t size) {
-  deliver(decode_handoff(data, size, decode_context(*ctx_), record_), record_, *ctx_, counts_);
+  deliver(decode_handoff(data, size, decode_context(*ctx_), record_), record_);
 }
 
 std::map<std::uint32_t, HandoffTracker::Backlog> HandoffTracker::backlog() {
@@ -218,10 +206,10 @@ std::string HandoffTracker::summary_line() const {
   Counters c = read_counters(skel_->maps.counters);
   return fmt::format(
       "handoff: {} fds queued, {} handoffs emitted, {} below --handoff-min-ms, {} lost (ring buffer "
-      "full){}, {} queue-map updates failed, {} request_queue summaries{}",
+      "full){}, {} queue-map updates failed, {} request_queue summaries",
       c[PYEBPF_CNT_HITS], counts_.emitted, c[PYEBPF_CNT_FILTERED], c[PYEBPF_CNT_RINGBUF_FULL],
       malformed_note(counts_.malformed), c[PYEBPF_HANDOFF_CNT_QUEUE_FULL] + c[PYEBPF_HANDOFF_CNT_STATS_FULL],
-      summaries_, unhooked_ ? fmt::format(", {} target(s) not hooked (see the warnings)", unhooked_) : "");
+      summaries_);
 }
 
 const TrackerDescriptor& handoff_tracker() {

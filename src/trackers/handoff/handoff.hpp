@@ -9,9 +9,8 @@
 #include <vector>
 
 #include "bpf_runtime/handles.hpp"
-#include "bpf_runtime/ring_buffer.hpp"
-#include "bpf_runtime/skeleton.hpp"
 #include "sinks/record.hpp"
+#include "trackers/common/bpf_tracker.hpp"
 #include "trackers/common/descriptor.hpp"
 #include "trackers/handoff/request_queue.hpp"
 
@@ -28,15 +27,13 @@ struct HandoffOptions : TrackerOptions {
   bool disable_request_queue = false;
 };
 
-class HandoffTracker : public Tracker {
+class HandoffTracker : public BpfTracker<handoff_bpf> {
  public:
   explicit HandoffTracker(const HandoffOptions& options);
   ~HandoffTracker() override;
 
   const char* name() const override { return "handoff"; }
   void start(TrackerContext& ctx) override;
-  std::vector<int> wait_fds() const override;
-  void consume() override;
   void tick() override;
   void add_target(const Target& target) override;
   void remove_target(pid_t pid) override;
@@ -55,26 +52,21 @@ class HandoffTracker : public Tracker {
   };
 
   // Hooks one process (its C library's accept/epoll_ctl/recv*/read*/close);
-  // a process that cannot be hooked is a warning and a summary line.
+  // throws pyebpf::Error if it cannot.
   void attach_process(pid_t pid);
-  void handle(const void* data, std::size_t size);
+  void handle(const void* data, std::size_t size) override;
   std::map<std::uint32_t, Backlog> backlog();
   std::optional<HandoffTotals> totals(std::uint32_t pid) const;
   std::uint64_t workers_since(std::uint32_t pid, std::uint64_t since_ns) const;
   void emit_request_queue(std::uint32_t pid, PerProcess& p, const Backlog& now_backlog, std::uint64_t now_ns);
 
   const HandoffOptions options_;
-  TrackerContext* ctx_ = nullptr;
-  bpf::Skeleton<handoff_bpf> skel_;
   std::map<pid_t, std::vector<bpf::Link>> process_links_;
-  std::optional<bpf::RingBuffer> events_;
   sinks::Record record_;
   sinks::Record summary_;  // request_queue
   std::map<std::uint32_t, PerProcess> procs_;
   std::uint64_t interval_start_ns_ = 0;
-  EventCounts counts_;
   std::uint64_t summaries_ = 0;
-  std::uint64_t unhooked_ = 0;
 };
 
 }  // namespace pyebpf::trackers

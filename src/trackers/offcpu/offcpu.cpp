@@ -53,7 +53,8 @@ void delete_keys(int map_fd, Pred&& pred) {
 }  // namespace
 
 OffCpuTracker::OffCpuTracker(const OffCpuOptions& options)
-    : options_(options),
+    : BpfTracker("offcpu", {offcpu_bpf__open, offcpu_bpf__load, offcpu_bpf__destroy}),
+      options_(options),
       decoder_(options.max_stack_depth, [this]() -> const native::Kallsyms& { return kallsyms(); }),
       record_(off_cpu_schema()) {
   if (options.blocked_after_s > 0) blocked_.emplace(options.blocked_after_s, options.min_total_ms);
@@ -62,7 +63,7 @@ OffCpuTracker::~OffCpuTracker() = default;
 
 OffCpuTracker::Skeleton OffCpuTracker::open_and_load(const Hooks& hooks) const {
   const OffCpuOptions& o = options_;
-  Skeleton skel("offcpu", {offcpu_bpf__open, offcpu_bpf__load, offcpu_bpf__destroy});
+  Skeleton skel = open_skeleton();
   auto* p = &skel->progs;
   bpf_program__set_autoload(p->offcpu_switch_btf, hooks.tp_btf);
   for (bpf_program* prog : {p->offcpu_waking_btf, p->offcpu_wakeup_new_btf})
@@ -125,7 +126,7 @@ void OffCpuTracker::attach(const Hooks& hooks) {
 }
 
 void OffCpuTracker::start(TrackerContext& ctx) {
-  ctx_ = &ctx;
+  ctx_ = &ctx;  // the object is opened by open_and_load, once per hook family tried
   const OffCpuOptions& o = options_;
   Hooks hooks;
   hooks.tp_btf = o.hook == "tp_btf";
@@ -166,9 +167,7 @@ void OffCpuTracker::start(TrackerContext& ctx) {
     agg_timer_ = make_timer(from_seconds(o.aggregate_s), from_seconds(o.aggregate_s));
     interval_start_ns_ = monotonic_ns();
   } else {
-    events_.emplace(
-        skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "offcpu",
-        std::chrono::milliseconds(PYEBPF_OFFCPU_POLL_MS));
+    read_events(std::chrono::milliseconds(PYEBPF_OFFCPU_POLL_MS));
   }
   spdlog::info(
       "offcpu: hooks {}; run-queue time from {}; stacks taken {}; {}; sleeps >= {} ms; Python stacks {}; "
@@ -183,12 +182,12 @@ void OffCpuTracker::start(TrackerContext& ctx) {
 }
 
 std::vector<int> OffCpuTracker::wait_fds() const {
-  if (events_) return events_->wait_fds();
+  if (events_) return BpfTracker::wait_fds();
   return {agg_timer_.get()};
 }
 
 void OffCpuTracker::consume() {
-  if (events_) events_->consume();
+  BpfTracker::consume();
   decode_held(false);
   if (agg_timer_ && expired(agg_timer_)) flush_aggregates();
 }
@@ -267,7 +266,7 @@ void OffCpuTracker::handle(const void* data, std::size_t size) {
 }
 
 void OffCpuTracker::decode(const void* data, std::size_t size) {
-  deliver(decoder_.decode(data, size, decode_context(*ctx_), record_), record_, *ctx_, counts_);
+  deliver(decoder_.decode(data, size, decode_context(*ctx_), record_), record_);
 }
 
 void OffCpuTracker::flush_aggregates() {

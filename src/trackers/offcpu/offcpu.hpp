@@ -11,11 +11,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "bpf_runtime/ring_buffer.hpp"
-#include "bpf_runtime/skeleton.hpp"
 #include "native/kallsyms.hpp"
 #include "offcpu.h"
 #include "pyebpf/fd.hpp"
+#include "trackers/common/bpf_tracker.hpp"
 #include "trackers/common/descriptor.hpp"
 #include "trackers/offcpu/offcpu_blocked.hpp"
 #include "trackers/offcpu/offcpu_events.hpp"
@@ -41,7 +40,7 @@ struct OffCpuOptions : TrackerOptions {
   double blocked_after_s = 5;     // report waits in progress this long (and those at the end); 0: never
 };
 
-class OffCpuTracker : public Tracker {
+class OffCpuTracker : public BpfTracker<offcpu_bpf> {
  public:
   explicit OffCpuTracker(const OffCpuOptions& options);
   ~OffCpuTracker() override;
@@ -57,7 +56,6 @@ class OffCpuTracker : public Tracker {
 
  private:
   std::string summary_line() const;
-  using Skeleton = bpf::Skeleton<offcpu_bpf>;
 
   struct Hooks {
     bool tp_btf = true;            // else raw_tp
@@ -67,7 +65,7 @@ class OffCpuTracker : public Tracker {
   };
   Skeleton open_and_load(const Hooks& hooks) const;
   void attach(const Hooks& hooks);
-  void handle(const void* data, std::size_t size);
+  void handle(const void* data, std::size_t size) override;
   void decode(const void* data, std::size_t size);
   void flush_aggregates();
   void start_kallsyms_load();
@@ -78,14 +76,11 @@ class OffCpuTracker : public Tracker {
   void decode_held(bool wait);
 
   const OffCpuOptions options_;
-  TrackerContext* ctx_ = nullptr;
-  Skeleton skel_;
   std::vector<bpf::Link> links_;
   std::vector<std::string> hooks_;  // attached, for the log
   bool at_resume_ = true;
   bool runq_from_kernel_ = false;  // run-queue time from sched_info, read at resume
-  std::optional<bpf::RingBuffer> events_;
-  Fd agg_timer_;  // aggregated mode: end of an interval
+  Fd agg_timer_;                   // aggregated mode: end of an interval
   std::uint64_t interval_start_ns_ = 0;
   std::optional<native::Kallsyms> kallsyms_;
   std::future<native::Kallsyms> kallsyms_loading_;
@@ -94,7 +89,6 @@ class OffCpuTracker : public Tracker {
   std::size_t held_bytes_ = 0;
   OffCpuDecoder decoder_;
   sinks::Record record_;
-  EventCounts counts_;
   std::uint64_t agg_records_ = 0;
   std::uint64_t agg_missing_stacks_ = 0;
   std::optional<BlockedThreads> blocked_;  // unless --offcpu-blocked-after 0

@@ -15,12 +15,14 @@
 
 namespace pyebpf::trackers {
 
-PyStackTracker::PyStackTracker(const PyStackOptions& options) : options_(options), record_(py_stack_schema()) {}
+PyStackTracker::PyStackTracker(const PyStackOptions& options)
+    : BpfTracker("py_stack", {py_stack_bpf__open, py_stack_bpf__load, py_stack_bpf__destroy}),
+      options_(options),
+      record_(py_stack_schema()) {}
 PyStackTracker::~PyStackTracker() = default;
 
 void PyStackTracker::start(TrackerContext& ctx) {
-  ctx_ = &ctx;
-  skel_ = bpf::Skeleton<py_stack_bpf>("py_stack", {py_stack_bpf__open, py_stack_bpf__load, py_stack_bpf__destroy});
+  open(ctx);
   skel_->rodata->targ_use_bpf_loop = bpf::walk_frames_with_bpf_loop();
   const int cpus = std::max(libbpf_num_possible_cpus(), 1);
   const std::uint32_t ring = bpf::ring_bytes_for(
@@ -29,25 +31,15 @@ void PyStackTracker::start(TrackerContext& ctx) {
   skel_->rodata->targ_wakeup_bytes = ring / 4;
   skel_.load(ctx.shared_maps);
   sampler_.emplace(skel_->progs.sample_python_stack, options_.frequency);
-  events_.emplace(
-      skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "py_stack",
-      std::chrono::milliseconds(PYEBPF_PY_STACK_POLL_MS));
+  read_events(std::chrono::milliseconds(PYEBPF_PY_STACK_POLL_MS));
   spdlog::info("py_stack: sampling at {} Hz with {} on {} CPUs, {} KiB ring buffer", options_.frequency,
                sampler_->event_name(), sampler_->cpus(), ring >> 10);
-}
-
-std::vector<int> PyStackTracker::wait_fds() const {
-  return events_->wait_fds();
-}
-
-void PyStackTracker::consume() {
-  events_->consume();
 }
 
 void PyStackTracker::handle(const void* data, std::size_t size) {
   const Decoded decoded = decode_py_stack(data, size, decode_context(*ctx_), record_);
   if (decoded == Decoded::Event && record_.has(py_stack_schema().partial)) ++partial_;
-  deliver(decoded, record_, *ctx_, counts_);
+  deliver(decoded, record_);
 }
 
 std::string PyStackTracker::summary_line() const {

@@ -41,7 +41,10 @@ std::string feature_names(TcpFeatures f) {
 }  // namespace
 
 TcpTracker::TcpTracker(const TcpOptions& options, TcpFeatures features)
-    : options_(options), features_(features), name_(feature_names(features)) {}
+    : BpfTracker("tcp", {tcp_bpf__open, tcp_bpf__load, tcp_bpf__destroy}),
+      options_(options),
+      features_(features),
+      name_(feature_names(features)) {}
 TcpTracker::~TcpTracker() = default;
 
 void TcpTracker::configure_hooks(bool host_scope) {
@@ -96,10 +99,9 @@ void TcpTracker::configure_hooks(bool host_scope) {
 }
 
 void TcpTracker::start(TrackerContext& ctx) {
-  ctx_ = &ctx;
+  open(ctx);
   const TcpOptions& o = options_;
 
-  skel_ = bpf::Skeleton<tcp_bpf>("tcp", {tcp_bpf__open, tcp_bpf__load, tcp_bpf__destroy});
   const bool host_scope = o.net_scope == "host";
   configure_hooks(host_scope);
   auto* ro = skel_->rodata;
@@ -115,12 +117,9 @@ void TcpTracker::start(TrackerContext& ctx) {
   bpf_map__set_max_entries(skel_->maps.owners, ro->targ_host_scope ? kOwnersHost : kOwnersTargets);
   skel_.load(ctx.shared_maps);
   attach_all();
-  for (const auto& t : ctx.targets.all()) {
-    if (!t.exited) add_target(t);
-  }
+  add_targets();
   seed_existing_sockets(ctx.targets);
-  events_.emplace(
-      skel_->maps.events, [this](const void* data, std::size_t size) { handle(data, size); }, "tcp");
+  read_events();
   spdlog::info("tcp: reporting {}", ro->targ_host_scope ? "every TCP socket on the host (--net-scope host)"
                                                         : "sockets of the target processes");
 }
@@ -143,7 +142,12 @@ void TcpTracker::attach_all() {
 }
 
 void TcpTracker::add_target(const Target& target) {
-  if (features_.accept && options_.net_scope != "host") attach_process(target.pid);
+  if (!features_.accept || options_.net_scope == "host") return;
+  try {
+    attach_process(target.pid);
+  } catch (const Error& e) {
+    ctx_->degraded.add("tcp_accept", target.pid, target.python->name() + ": " + e.what(), e.hint());
+  }
 }
 
 void TcpTracker::remove_target(pid_t pid) {
@@ -158,10 +162,7 @@ void TcpTracker::attach_process(pid_t pid) {
       {"accept", p->tcp_accept_enter, false, 0, {.args_read = 1}},
       {"accept", p->tcp_accept_return, true},
   };
-  if (auto links = bpf::attach_libc_probes(pid, probes, "tcp_accept", "its accepts are not reported"))
-    process_links_[pid] = std::move(*links);
-  else
-    ++unhooked_;
+  process_links_[pid] = bpf::attach_libc_probes(pid, probes, "tcp_accept");
 }
 
 // Hooks are attached first, so a socket created from now on gets its owner
@@ -201,14 +202,6 @@ void TcpTracker::seed_existing_sockets(const TargetLookup& targets) {
       counters()[PYEBPF_TCP_CNT_SEEDED], candidates, netns.size());
 }
 
-std::vector<int> TcpTracker::wait_fds() const {
-  return events_->wait_fds();
-}
-
-void TcpTracker::consume() {
-  events_->consume();
-}
-
 void TcpTracker::handle(const void* data, std::size_t size) {
   const sinks::Record* record = nullptr;
   const Decoded decoded = decoder_->decode(data, size, decode_context(*ctx_), record);
@@ -227,7 +220,7 @@ void TcpTracker::handle(const void* data, std::size_t size) {
     ++losses_[std::string(record->text(l.event))];
     if (!record->bool_value(l.owner_known)) ++unowned_losses_;
   }
-  deliver(decoded, *record, *ctx_, counts_);
+  deliver(decoded, *record);
 }
 
 void TcpTracker::tick() {
@@ -276,10 +269,9 @@ std::string TcpTracker::connect_summary(const Counters& c) const {
 std::string TcpTracker::accept_summary(const Counters& c) const {
   return fmt::format(
       "tcp_accept: {} connections accepted, longest accept-queue wait {:.3f} ms, {} without handshake data "
-      "(established before tracing), {} lost (ring buffer full){}",
+      "(established before tracing), {} lost (ring buffer full)",
       accepts_, static_cast<double>(max_dwell_us_) / 1000.0, c[PYEBPF_TCP_CNT_ACCEPT_NO_HANDSHAKE],
-      c[PYEBPF_TCP_CNT_LOST_ACCEPT],
-      unhooked_ ? fmt::format(", {} target(s) not hooked (see the warnings)", unhooked_) : "");
+      c[PYEBPF_TCP_CNT_LOST_ACCEPT]);
 }
 
 std::string TcpTracker::loss_summary(const Counters& c) const {

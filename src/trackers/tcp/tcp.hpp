@@ -10,10 +10,9 @@
 #include <vector>
 
 #include "bpf_runtime/handles.hpp"
-#include "bpf_runtime/ring_buffer.hpp"
-#include "bpf_runtime/skeleton.hpp"
 #include "tcp.h"
 #include "trackers/common/bpf_counters.hpp"
+#include "trackers/common/bpf_tracker.hpp"
 #include "trackers/common/descriptor.hpp"
 #include "trackers/tcp/tcp_events.hpp"
 
@@ -39,7 +38,7 @@ struct TcpFeatures {
 // are enabled. Only the hooks the enabled parts need are loaded. One ring
 // buffer carries the three kinds of events (and thread records); each
 // enabled part has its own summary line.
-class TcpTracker : public Tracker {
+class TcpTracker : public BpfTracker<tcp_bpf> {
  public:
   TcpTracker(const TcpOptions& options, TcpFeatures features);
   ~TcpTracker() override;
@@ -47,22 +46,24 @@ class TcpTracker : public Tracker {
   // The enabled parts' names: "tcp_connect, tcp_loss".
   const char* name() const override { return name_.c_str(); }
   void start(TrackerContext& ctx) override;
-  std::vector<int> wait_fds() const override;
-  void consume() override;
   // Ring buffer wakeups are rate-limited in BPF (ringbuf.bpf.h): drain on the
   // tick too; and say when --loss-rate-limit suppressed events.
   void tick() override;
   std::vector<std::string> summary() const override;
+  // tcp_accept's uprobes in the target (the other parts follow every
+  // target's sockets from kernel hooks): a target that cannot be hooked is
+  // a "tcp_accept disabled for pid N" degradation, never tcp's failure.
   void add_target(const Target& target) override;
   void remove_target(pid_t pid) override;
 
  private:
   void configure_hooks(bool host_scope);
   void attach_all();
-  // tcp_accept: uprobes on accept4/accept in one target process.
+  // tcp_accept: uprobes on accept4/accept in one target process; throws
+  // pyebpf::Error if it cannot.
   void attach_process(pid_t pid);
   void seed_existing_sockets(const TargetLookup& targets);
-  void handle(const void* data, std::size_t size);
+  void handle(const void* data, std::size_t size) override;
   Counters counters() const;
   std::string connect_summary(const Counters& c) const;
   std::string accept_summary(const Counters& c) const;
@@ -71,17 +72,12 @@ class TcpTracker : public Tracker {
   const TcpOptions options_;
   const TcpFeatures features_;
   const std::string name_;
-  TrackerContext* ctx_ = nullptr;
-  bpf::Skeleton<tcp_bpf> skel_;
   std::vector<bpf::Link> links_;
   std::map<pid_t, std::vector<bpf::Link>> process_links_;
-  std::optional<bpf::RingBuffer> events_;
   std::optional<TcpDecoder> decoder_;
   bool zero_window_hooked_ = false;
   bool loss_state_hooked_ = false;
-  std::uint64_t unhooked_ = 0;  // targets whose accept() could not be hooked
-  // What each part emitted.
-  EventCounts counts_;
+  // What each part emitted (and counts_).
   std::map<std::string, std::uint64_t> connect_outcomes_;
   std::uint64_t accepts_ = 0, max_dwell_us_ = 0;
   std::map<std::string, std::uint64_t, std::less<>> losses_;  // by event name
