@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// Where tools/install-deps puts the interpreters these tests read: pyenv's
+// builds under $HOME, Debian's python3.11, Debian sid's root.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace pyebpf::host {
+
+inline constexpr const char* kDebianPython = "/usr/bin/python3.11";
+inline constexpr const char* kSidRoot = "/var/cache/pyebpf/sid";  // tools/install-sid-root
+
+// pyenv's shared libpython of `version` ("3.11.7").
+inline std::string pyenv_lib(const std::string& version) {
+  const std::string minor = version.substr(0, version.rfind('.'));
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/root") + "/.pyenv/versions/" + version + "/lib/libpython" + minor + ".so.1.0";
+}
+
+}  // namespace pyebpf::host
+
+// Skips the test, naming the file, where this machine lacks it.
+#define REQUIRE_FILE(path)                          \
+  if (access(std::string(path).c_str(), R_OK) != 0) \
+  GTEST_SKIP() << (path) << " is not on this machine (tools/install-deps)"
