@@ -299,8 +299,8 @@ static __always_inline void count_collections(struct task_struct *task, __u32 tg
 
 /* A pause at or above --gc-min-ms: its event, with the Python stack of the
  * code that triggered the collection. */
-static __always_inline void send_pause(struct pyebpf_gc_event *ev, const struct gc_start *rec,
-				       struct task_struct *task, __u32 tgid, __u32 tid, __u64 now, __u16 hook)
+static __always_inline void send_pause(struct pyebpf_gc_event *ev, const struct gc_start *rec, struct task_struct *task,
+				       __u32 tgid, __u32 tid, __u64 now, __u16 hook)
 {
 	struct pyebpf_py_proc *proc;
 	__u64 size;

@@ -73,10 +73,10 @@ struct pyebpf_gc_proc {
 	struct pyebpf_gc_gen gen[PYEBPF_GC_GENERATIONS];
 	/* For the sampler (gc_sample): is a collection running, and is the
 	 * sampled thread the one running it (the GIL's holder)? */
-	__u64 gil;	   /* &struct _gil_runtime_state of the main interpreter; 0: unknown */
-	__u16 collecting;  /* _gc_runtime_state.collecting: nonzero while a collection runs */
-	__u16 gil_locked;  /* _gil_runtime_state.locked */
-	__u16 gil_holder;  /* _gil_runtime_state.last_holder: a PyThreadState* */
+	__u64 gil;	  /* &struct _gil_runtime_state of the main interpreter; 0: unknown */
+	__u16 collecting; /* _gc_runtime_state.collecting: nonzero while a collection runs */
+	__u16 gil_locked; /* _gil_runtime_state.locked */
+	__u16 gil_holder; /* _gil_runtime_state.last_holder: a PyThreadState* */
 	__u16 pad;
 };
 

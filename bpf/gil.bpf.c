@@ -51,7 +51,7 @@ const volatile __u64 targ_min_wait_ns = 1000000;
 const volatile __u64 targ_py_min_ns = 0;
 const volatile bool targ_py_enable = true;
 const volatile __u64 targ_wakeup_bytes = 256 * 1024; /* a quarter of the ring, set by user space */
-const volatile __u32 targ_max_events = 1000;	       /* --gil-max-events: per target and second, 0 = no limit */
+const volatile __u32 targ_max_events = 1000;	     /* --gil-max-events: per target and second, 0 = no limit */
 
 /* A record older than this when its thread next waits was left by a wait
  * whose end was missed (the thread was preempted between two rounds of the

@@ -75,9 +75,9 @@ enum pyebpf_gil_counter {
 	PYEBPF_GIL_CNT_STALE,	       /* wait records dropped as stale (missed end of a wait) */
 	PYEBPF_GIL_CNT_STATE_FAULT,    /* the GIL state could not be read */
 	PYEBPF_GIL_CNT_NO_TOTALS,      /* waits not counted: no gil_stats entry for the target */
-	PYEBPF_GIL_CNT_END_UNSEEN, /* sched hook: a wait whose thread took the GIL without a resume that showed
+	PYEBPF_GIL_CNT_END_UNSEEN,     /* sched hook: a wait whose thread took the GIL without a resume that showed
 				      it free: reported from its next switch-out, without stacks */
-	PYEBPF_GIL_CNT_RATE_LIMITED, /* waits >= --gil-min-wait-ms not sent: --gil-max-events per second reached */
+	PYEBPF_GIL_CNT_RATE_LIMITED,   /* waits >= --gil-min-wait-ms not sent: --gil-max-events per second reached */
 };
 
 struct pyebpf_gil_event {
@@ -129,7 +129,7 @@ struct pyebpf_gil_stats_key {
 
 struct pyebpf_gil_stats {
 	struct pyebpf_event_header hdr; /* of this CPU's first waiter: who the target is */
-	__u64 reported;			/* waits >= --gil-min-wait-ms sent as a gil_wait event (within --gil-max-events) */
+	__u64 reported; /* waits >= --gil-min-wait-ms sent as a gil_wait event (within --gil-max-events) */
 	struct pyebpf_interval_stats waits;
 };
 

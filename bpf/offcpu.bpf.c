@@ -171,7 +171,7 @@ struct {
 
 /* The record of thread `task` (`tid`), made if `create`; NULL if it has none. */
 static __always_inline struct pyebpf_offcpu_thread *thread_record(struct task_struct *task, __u32 tid, bool btf,
-								   bool create)
+								  bool create)
 {
 	struct pyebpf_offcpu_thread *rec, fresh = {};
 
@@ -429,8 +429,8 @@ static __always_inline void count_unseen_return(const struct pyebpf_offcpu_threa
 
 /* `proc`: the target's entry; only needed (and then never NULL) where stacks
  * are taken at switch-out. */
-static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *proc, struct task_struct *prev,
-				       bool btf, __u32 tid, bool preempt, __u32 prev_state, __u64 now)
+static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *proc, struct task_struct *prev, bool btf,
+				       __u32 tid, bool preempt, __u32 prev_state, __u64 now)
 {
 	struct pyebpf_offcpu_thread *rec;
 	struct pyebpf_offcpu_event *ev;

@@ -13,17 +13,17 @@
 
 #include "common.h"
 
-#define PYEBPF_MAX_FRAMES	128  /* frames kept per stack (power of two) */
-#define PYEBPF_MAX_FRAME_VISITS 160  /* frames visited per walk, skipped shims included */
-#define PYEBPF_MAX_THREAD_WALK	256  /* thread-list entries visited in the slow path, unrolled */
+#define PYEBPF_MAX_FRAMES	128   /* frames kept per stack (power of two) */
+#define PYEBPF_MAX_FRAME_VISITS 160   /* frames visited per walk, skipped shims included */
+#define PYEBPF_MAX_THREAD_WALK	256   /* thread-list entries visited in the slow path, unrolled */
 #define PYEBPF_MAX_THREAD_LOOP	16384 /* the same with bpf_loop: a 500-thread service's oldest threads are last */
-#define PYEBPF_FRAME_WINDOW	128  /* bytes of one frame that hold every field the walker reads */
-#define PYEBPF_FRAME_BLOCK	4096 /* bytes of a thread's data stack read in one go (3.11+) */
-#define PYEBPF_PAGE_SIZE	4096 /* smallest page: the page of a mapped byte is mapped whole */
-#define PYEBPF_CODE_TAG_LEN	32   /* bytes of immutable code header hashed into the tag */
-#define PYEBPF_CODE_WINDOW	128  /* bytes of a code object read per frame: ob_type through the tag */
-#define PYEBPF_CODE_MEMO	256  /* code objects remembered per CPU (power of two), python.bpf.h */
-#define PYEBPF_TSTATE_WINDOW	128  /* bytes of a thread state read to find its interpreter and frame */
+#define PYEBPF_FRAME_WINDOW	128   /* bytes of one frame that hold every field the walker reads */
+#define PYEBPF_FRAME_BLOCK	4096  /* bytes of a thread's data stack read in one go (3.11+) */
+#define PYEBPF_PAGE_SIZE	4096  /* smallest page: the page of a mapped byte is mapped whole */
+#define PYEBPF_CODE_TAG_LEN	32    /* bytes of immutable code header hashed into the tag */
+#define PYEBPF_CODE_WINDOW	128   /* bytes of a code object read per frame: ob_type through the tag */
+#define PYEBPF_CODE_MEMO	256   /* code objects remembered per CPU (power of two), python.bpf.h */
+#define PYEBPF_TSTATE_WINDOW	128   /* bytes of a thread state read to find its interpreter and frame */
 #define PYEBPF_NO_OFFSET	0xffff
 #define PYEBPF_NO_TSS_SLOT	0x7fffffff
 

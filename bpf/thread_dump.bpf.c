@@ -92,7 +92,8 @@ static __always_inline void time_in_state(struct task_struct *task, struct pyebp
 		rec->since_kind = PYEBPF_DUMP_SINCE_QUEUED;
 	} else if (arrival) {
 		ran = task->se.sum_exec_runtime - task->se.prev_sum_exec_runtime;
-		if (task->policy == 0 /* SCHED_NORMAL */ || task->policy == 3 /* BATCH */ || task->policy == 5 /* IDLE */) {
+		if (task->policy == 0 /* SCHED_NORMAL */ || task->policy == 3 /* BATCH */ ||
+		    task->policy == 5 /* IDLE */) {
 			at = arrival + ran;
 			rec->since_kind = PYEBPF_DUMP_SINCE_LEFT;
 		} else {
@@ -173,8 +174,8 @@ int dump_threads(struct bpf_iter__task *ctx)
 	rec->involuntary_switches = task->nivcsw;
 	time_in_state(task, rec, now);
 	if (dump_min_blocked_ns &&
-	    (rec->on_cpu || rec->state == 0 /* TASK_RUNNING: runnable */ || rec->since_kind == PYEBPF_DUMP_SINCE_UNKNOWN ||
-	     rec->since_ns < dump_min_blocked_ns))
+	    (rec->on_cpu || rec->state == 0 /* TASK_RUNNING: runnable */ ||
+	     rec->since_kind == PYEBPF_DUMP_SINCE_UNKNOWN || rec->since_ns < dump_min_blocked_ns))
 		return 0;
 	bytes = bpf_get_task_stack(task, rec->kstack.ips, sizeof(rec->kstack.ips), 0);
 	rec->kstack.depth = bytes > 0 ? bytes / sizeof(__u64) : 0;

@@ -34,7 +34,7 @@ struct pyebpf_thread_dump {
 	struct pyebpf_event_header hdr; /* ts_ns: when it was read; cpu: the CPU it last ran on */
 	__u32 state;			/* task->__state: raw bits, as offcpu's prev_state */
 	__u32 exit_state;
-	__u32 on_cpu; /* running at that moment */
+	__u32 on_cpu;	  /* running at that moment */
 	__u32 since_kind; /* enum pyebpf_dump_since */
 	__u64 since_ns;	  /* how long it has been in its state */
 	__u64 voluntary_switches;
@@ -53,9 +53,9 @@ struct pyebpf_thread_dump {
 
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_dump_native_stack) == 8 + 8 * PYEBPF_DUMP_KERNEL_FRAMES,
 		     "dump native stack layout");
-PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_thread_dump) == sizeof(struct pyebpf_event_header) + 104 +
-								  2 * sizeof(struct pyebpf_dump_native_stack) +
-								  8 * PYEBPF_MAX_FRAMES + sizeof(struct pyebpf_py_stack),
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_thread_dump) ==
+			     sizeof(struct pyebpf_event_header) + 104 + 2 * sizeof(struct pyebpf_dump_native_stack) +
+				     8 * PYEBPF_MAX_FRAMES + sizeof(struct pyebpf_py_stack),
 		     "thread dump layout");
 
 #endif /* PYEBPF_THREAD_DUMP_H */
