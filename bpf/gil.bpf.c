@@ -230,6 +230,70 @@ static __always_inline bool event_allowed(struct pyebpf_gil_proc *gp, __u64 now)
 	return true;
 }
 
+/* The holder's fields of the event of wait `w`: who held the GIL when it
+ * began, and how many times it changed hands until `end_sn`. */
+static __always_inline void fill_holder(struct pyebpf_gil_event *ev, struct gil_wait *w,
+					const struct pyebpf_py_proc *proc, __u32 tgid, __u8 hook, __u64 end_sn)
+{
+	if (w->holder_tstate && !w->holder_thread_id &&
+	    pyebpf_read_ptr(w->holder_tstate + proc->layout.tstate_thread_id, &w->holder_thread_id))
+		w->holder_tstate = 0; /* sched: named only now, and it is gone */
+	if (!w->holder_tstate)
+		pyebpf_count(PYEBPF_GIL_CNT_HOLDER_UNKNOWN);
+	else if (!w->holder_tid)
+		lookup_holder_tid(tgid, w); /* the holder's thread was created very recently */
+	if (w->holder_tstate && !w->holder_tid)
+		pyebpf_count(PYEBPF_GIL_CNT_HOLDER_NO_TID);
+	ev->holder_tstate = w->holder_tstate;
+	ev->holder_thread_id = w->holder_thread_id;
+	ev->holder_tid = w->holder_tid;
+	ev->holder_ns_tid = w->holder_ns_tid;
+	ev->holder_changes = 0;
+	if (end_sn > w->switch_number) {
+		__u64 changes = end_sn - w->switch_number;
+
+		/* take_gil returns after this thread's own take bumped the number. */
+		if (hook == PYEBPF_GIL_HOOK_TAKE_GIL)
+			changes--;
+		ev->holder_changes = changes > 0xffffffff ? 0xffffffff : (__u32)changes;
+	}
+}
+
+/* Both stacks of the event of wait `w`. The waiter's: walked now from
+ * `waiter_tstate` if `waiter_here` (its frames are still those of the wait),
+ * else `stashed` (walked earlier in the wait) if any, else none. */
+static __always_inline void walk_wait_stacks(struct pyebpf_gil_event *ev, const struct pyebpf_py_proc *proc,
+					     const struct gil_wait *w, bool waiter_here, __u64 waiter_tstate,
+					     const struct pyebpf_py_stack *stashed)
+{
+	if (waiter_here) {
+		pyebpf_walk_stack(proc, waiter_tstate, &ev->waiter_stack);
+	} else if (!stashed || bpf_probe_read_kernel(&ev->waiter_stack, sizeof(ev->waiter_stack), stashed)) {
+		pyebpf_walk_stack(proc, 0, &ev->waiter_stack);
+		ev->waiter_stack.status = PYEBPF_STACK_NOT_WALKED;
+	}
+	/* Walked now, at the end of the wait: the holder released the GIL
+	 * since, so its frames are those at its latest release. */
+	if (w->holder_tstate && pyebpf_tstate_is_thread(proc, w->holder_tstate, w->holder_thread_id)) {
+		pyebpf_walk_stack(proc, w->holder_tstate, &ev->holder_stack);
+	} else {
+		if (w->holder_tstate)
+			pyebpf_count(PYEBPF_GIL_CNT_HOLDER_GONE);
+		pyebpf_walk_stack(proc, 0, &ev->holder_stack);
+	}
+}
+
+/* The event of a wait too short for --gil-py-min-ms: no stacks. */
+static __always_inline void skip_wait_stacks(struct pyebpf_gil_event *ev, const struct pyebpf_py_proc *proc)
+{
+	if (targ_py_enable)
+		pyebpf_count(PYEBPF_GIL_CNT_STACKS_SKIPPED);
+	pyebpf_walk_stack(proc, 0, &ev->waiter_stack);
+	pyebpf_walk_stack(proc, 0, &ev->holder_stack);
+	ev->waiter_stack.status = PYEBPF_STACK_NOT_WALKED;
+	ev->holder_stack.status = PYEBPF_STACK_NOT_WALKED;
+}
+
 /*
  * The wait described by `w` ended at `now` with this thread about to hold (or
  * holding) the GIL: count it, filter it, and send it with the stacks. The
@@ -283,53 +347,11 @@ static __always_inline void end_wait(struct pyebpf_gil_proc *gp, __u32 tgid, __u
 	ev->duration_ns = duration;
 	ev->hook = hook;
 	ev->pad[0] = ev->pad[1] = ev->pad[2] = 0;
-	if (w->holder_tstate && !w->holder_thread_id &&
-	    pyebpf_read_ptr(w->holder_tstate + proc->layout.tstate_thread_id, &w->holder_thread_id))
-		w->holder_tstate = 0; /* sched: named only now, and it is gone */
-	if (!w->holder_tstate)
-		pyebpf_count(PYEBPF_GIL_CNT_HOLDER_UNKNOWN);
-	else if (!w->holder_tid)
-		lookup_holder_tid(tgid, w); /* the holder's thread was created very recently */
-	if (w->holder_tstate && !w->holder_tid)
-		pyebpf_count(PYEBPF_GIL_CNT_HOLDER_NO_TID);
-	ev->holder_tstate = w->holder_tstate;
-	ev->holder_thread_id = w->holder_thread_id;
-	ev->holder_tid = w->holder_tid;
-	ev->holder_ns_tid = w->holder_ns_tid;
-	ev->holder_changes = 0;
-	if (end_sn > w->switch_number) {
-		__u64 changes = end_sn - w->switch_number;
-
-		/* take_gil returns after this thread's own take bumped the number. */
-		if (hook == PYEBPF_GIL_HOOK_TAKE_GIL)
-			changes--;
-		ev->holder_changes = changes > 0xffffffff ? 0xffffffff : (__u32)changes;
-	}
-
-	if (stacks) {
-		if (waiter_here) {
-			pyebpf_walk_stack(proc, waiter_tstate, &ev->waiter_stack);
-		} else if (!stashed || bpf_probe_read_kernel(&ev->waiter_stack, sizeof(ev->waiter_stack), stashed)) {
-			pyebpf_walk_stack(proc, 0, &ev->waiter_stack);
-			ev->waiter_stack.status = PYEBPF_STACK_NOT_WALKED;
-		}
-		/* Walked now, at the end of the wait: the holder released the GIL
-		 * since, so its frames are those at its latest release. */
-		if (w->holder_tstate && pyebpf_tstate_is_thread(proc, w->holder_tstate, w->holder_thread_id)) {
-			pyebpf_walk_stack(proc, w->holder_tstate, &ev->holder_stack);
-		} else {
-			if (w->holder_tstate)
-				pyebpf_count(PYEBPF_GIL_CNT_HOLDER_GONE);
-			pyebpf_walk_stack(proc, 0, &ev->holder_stack);
-		}
-	} else {
-		if (targ_py_enable)
-			pyebpf_count(PYEBPF_GIL_CNT_STACKS_SKIPPED);
-		pyebpf_walk_stack(proc, 0, &ev->waiter_stack);
-		pyebpf_walk_stack(proc, 0, &ev->holder_stack);
-		ev->waiter_stack.status = PYEBPF_STACK_NOT_WALKED;
-		ev->holder_stack.status = PYEBPF_STACK_NOT_WALKED;
-	}
+	fill_holder(ev, w, proc, tgid, hook, end_sn);
+	if (stacks)
+		walk_wait_stacks(ev, proc, w, waiter_here, waiter_tstate, stashed);
+	else
+		skip_wait_stacks(ev, proc);
 
 	size = PYEBPF_GIL_EVENT_BYTES(ev->holder_stack.depth);
 	barrier_var(size); /* keep the bound check on the register the helper gets */
@@ -598,6 +620,43 @@ static __always_inline struct gil_wait *sched_wait_record(struct gil_wait *w, st
 	return bpf_task_storage_get(&sched_waits, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
+/*
+ * Thread `prev` (`tid`, record `w` if it has one) switches out in a futex
+ * wait on the GIL's condition variable or mutex at `futex`, the GIL's state
+ * `st`: a new wait, unless it is none. take_gil waits on the condition
+ * variable only while the GIL is held; on the mutex, it is a wait only while
+ * another thread holds the GIL (drop_gil locks it too, in the holder).
+ */
+static __always_inline void open_wait(const struct pyebpf_gil_proc *gp, struct gil_wait *w, struct task_struct *prev,
+				      __u32 tid, __u64 futex, const struct gil_state *st)
+{
+	__u64 self = w ? w->self : 0;
+
+	if (futex == gp->mutex) {
+		if (!st->locked)
+			return;
+		if (!self)
+			self = find_self(prev->tgid, prev, tid);
+		if (!self || st->holder == self)
+			return;
+	}
+	w = sched_wait_record(w, prev);
+	if (!w)
+		return;
+	w->start_ns = bpf_ktime_get_ns();
+	w->last_ns = w->start_ns;
+	w->switch_number = st->switch_number;
+	/* On the condition variable, the GIL was held when the thread began to
+	 * wait: its last holder then, even if it has let it go since (drop_gil
+	 * stores itself in last_holder before it unlocks). Named if reported. */
+	w->holder_tstate = st->holder;
+	w->holder_thread_id = 0;
+	w->holder_tid = 0;
+	w->holder_ns_tid = 0;
+	w->self = self;
+	w->in_cond = 1;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(gil_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -605,7 +664,7 @@ int BPF_PROG(gil_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	__u32 tgid = prev->tgid, tid;
 	struct pyebpf_gil_proc *gp;
 	struct gil_state st = {};
-	__u64 futex = 0, self;
+	__u64 futex = 0;
 	bool open, gil_sleep;
 	struct gil_wait *w;
 
@@ -640,35 +699,8 @@ int BPF_PROG(gil_sched_switch, bool preempt, struct task_struct *prev, struct ta
 			pyebpf_count(PYEBPF_GIL_CNT_STALE); /* its resume was not seen */
 		w->start_ns = 0;
 	}
-	if (!gil_sleep)
-		return 0;
-	/* A new wait. take_gil waits on the condition variable only while the
-	 * GIL is held; on the mutex, it is a wait only while another thread
-	 * holds the GIL (drop_gil locks it too, in the holder). */
-	self = w ? w->self : 0;
-	if (futex == gp->mutex) {
-		if (!st.locked)
-			return 0;
-		if (!self)
-			self = find_self(tgid, prev, tid);
-		if (!self || st.holder == self)
-			return 0;
-	}
-	w = sched_wait_record(w, prev);
-	if (!w)
-		return 0;
-	w->start_ns = bpf_ktime_get_ns();
-	w->last_ns = w->start_ns;
-	w->switch_number = st.switch_number;
-	/* On the condition variable, the GIL was held when the thread began to
-	 * wait: its last holder then, even if it has let it go since (drop_gil
-	 * stores itself in last_holder before it unlocks). Named if reported. */
-	w->holder_tstate = st.holder;
-	w->holder_thread_id = 0;
-	w->holder_tid = 0;
-	w->holder_ns_tid = 0;
-	w->self = self;
-	w->in_cond = 1;
+	if (gil_sleep)
+		open_wait(gp, w, prev, tid, futex, &st);
 	return 0;
 }
 

@@ -25,6 +25,7 @@
 #include "python.bpf.h"
 #include <bpf/bpf_tracing.h>
 #include "handoff.h"
+#include "ringbuf.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -155,13 +156,46 @@ static __always_inline bool fd_at_eof(__s64 fd)
 	return BPF_CORE_READ(tp, rcv_nxt) - BPF_CORE_READ(tp, copied_seq) <= 1;
 }
 
+/* A queued fd picked up after `wait_ns`: into its target's request_queue totals. */
+static __always_inline void count_pickup(struct pyebpf_handoff_stats *s, __u64 wait_ns)
+{
+	__u32 bucket;
+
+	if (!s)
+		return;
+	s->picked += 1;
+	s->sum_ns += wait_ns;
+	bucket = pyebpf_latency_bucket(wait_ns / 1000);
+	barrier_var(bucket);
+	if (bucket < PYEBPF_LATENCY_BUCKETS)
+		s->hist[bucket] += 1;
+}
+
+/* The handoff event of queued fd `q`, picked up now by the current thread. */
+static __always_inline void send_handoff(const struct pyebpf_handoff_queued *q, __s64 fd, __u8 via, __u64 now)
+{
+	struct pyebpf_handoff_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+
+	if (!ev) {
+		pyebpf_count(PYEBPF_CNT_RINGBUF_FULL);
+		return;
+	}
+	pyebpf_fill_header(&ev->hdr, bpf_get_current_task_btf(), q->ts_ns);
+	ev->pickup_ns = now;
+	__builtin_memcpy(&ev->main, q, sizeof(ev->main));
+	ev->fd = (__s32)fd;
+	ev->pickup_via = via;
+	ev->pad[0] = ev->pad[1] = ev->pad[2] = 0;
+	bpf_ringbuf_submit(ev, targ_wakeup_bytes ? pyebpf_rb_wake_past(&events, targ_wakeup_bytes) : 0);
+	pyebpf_count(PYEBPF_CNT_EVENTS);
+}
+
 static __always_inline void pickup(__u32 tgid, __s64 fd, __u8 via)
 {
 	struct pyebpf_handoff_queued *q;
-	struct pyebpf_handoff_event *ev;
 	struct pyebpf_handoff_stats *s;
-	__u64 key = fd_key(tgid, fd), now, wait_ns, worker_key, flags = 0;
-	__u32 tid = (__u32)bpf_get_current_pid_tgid(), bucket;
+	__u64 key = fd_key(tgid, fd), now, wait_ns, worker_key;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
 	q = bpf_map_lookup_elem(&queued, &key);
 	if (!q)
@@ -183,40 +217,14 @@ static __always_inline void pickup(__u32 tgid, __s64 fd, __u8 via)
 	}
 	now = bpf_ktime_get_ns();
 	wait_ns = now > q->ts_ns ? now - q->ts_ns : 0;
-	if (s) {
-		s->picked += 1;
-		s->sum_ns += wait_ns;
-		bucket = pyebpf_latency_bucket(wait_ns / 1000);
-		barrier_var(bucket);
-		if (bucket < PYEBPF_LATENCY_BUCKETS)
-			s->hist[bucket] += 1;
-	}
+	count_pickup(s, wait_ns);
 	worker_key = ((__u64)tgid << 32) | tid;
 	bpf_map_update_elem(&workers, &worker_key, &now, BPF_ANY);
-
-	if (wait_ns < targ_min_handoff_ns) {
+	if (wait_ns < targ_min_handoff_ns)
 		pyebpf_count(PYEBPF_CNT_FILTERED);
-		bpf_map_delete_elem(&queued, &key);
-		return;
-	}
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		pyebpf_count(PYEBPF_CNT_RINGBUF_FULL);
-		bpf_map_delete_elem(&queued, &key);
-		return;
-	}
-	pyebpf_fill_header(&ev->hdr, bpf_get_current_task_btf(), q->ts_ns);
-	ev->pickup_ns = now;
-	__builtin_memcpy(&ev->main, q, sizeof(ev->main));
-	ev->fd = (__s32)fd;
-	ev->pickup_via = via;
-	ev->pad[0] = ev->pad[1] = ev->pad[2] = 0;
+	else
+		send_handoff(q, fd, via, now);
 	bpf_map_delete_elem(&queued, &key);
-	if (targ_wakeup_bytes)
-		flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= targ_wakeup_bytes ? BPF_RB_FORCE_WAKEUP
-											   : BPF_RB_NO_WAKEUP;
-	bpf_ringbuf_submit(ev, flags);
-	pyebpf_count(PYEBPF_CNT_EVENTS);
 }
 
 static __always_inline void cancel(__u32 tgid, __s64 fd)
