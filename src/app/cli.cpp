@@ -39,18 +39,16 @@ std::string redact_argv(int argc, char** argv) {
   return out;
 }
 
-}  // namespace
+// -p, -n and -e: which of them are required depends on the command, so they
+// are checked after parsing (chosen_command).
+struct Required {
+  CLI::Option* pid;
+  CLI::Option* name;
+  CLI::Option* env;
+};
 
-std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code) {
-  Options o;
-  CLI::App cli{
-      "pyebpf: eBPF profiler for running CPython processes (3.8-3.15). Attaches to live PIDs with no restart\n"
-      "and no code change, and prints one JSON object per line on stdout."};
-  cli.set_version_flag("--version", PYEBPF_VERSION);
-  cli.get_formatter()->column_width(34);
-
-  // -p (or -n) and -e are required unless a subcommand is given (dump needs
-  // -p or -n, not -e; report neither): checked after parsing.
+// What to profile and how long: the options before the trackers' own.
+Required add_run_options(CLI::App& cli, Options& o) {
   auto* pid_opt = flags::check_pid(
       cli.add_option("-p,--pid", o.pids,
                      "Host PIDs of the Python processes to profile, with their descendants (one or more)")
@@ -72,29 +70,40 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
       cli.add_option("--duration", o.duration_s, "Stop after this many seconds (default: run until Ctrl-C/SIGTERM)"),
       flags::above_zero("seconds", "60"));
   cli.add_flag("-v", o.verbosity, "More logging on stderr: -v debug, -vv trace (libbpf and verifier output)");
+  return {pid_opt, name_opt, env_opt};
+}
 
-  o.trackers = add_tracker_options(cli);
-  // The flame-graph outputs' help names the kinds the trackers make.
-  const std::string files = flame_graph_kinds_help(o.trackers, true), kinds = flame_graph_kinds_help(o.trackers, false);
-  const std::string pprof_help = "Gzipped pprof profiles: " + files;
-  const std::string html_help = "Self-contained HTML flame graphs in this file, one per kind: " + kinds;
+// The flame-graph outputs' help names the kinds the trackers make.
+struct FlameGraphHelp {
+  std::string files, kinds, pprof, html;
+};
 
+FlameGraphHelp flame_graph_help(const TrackerOptionsMap& trackers) {
+  FlameGraphHelp h{flame_graph_kinds_help(trackers, true), flame_graph_kinds_help(trackers, false), {}, {}};
+  h.pprof = "Gzipped pprof profiles: " + h.files;
+  h.html = "Self-contained HTML flame graphs in this file, one per kind: " + h.kinds;
+  return h;
+}
+
+void add_output_options(CLI::App& cli, Options& o, const FlameGraphHelp& help) {
   auto* out = cli.add_option_group("outputs", "Where events go (stdout JSON lines unless one of these is set)");
   out->add_option("--sqlite", o.sqlite_path, "Store events in this SQLite file (one table per metric; WAL)");
   flags::check(out->add_option("--sqlite-queue-max", o.sqlite_queue_max,
                                "Events held for SQLite before dropping (default 100000)"),
                flags::whole(1, 0, "events", "100000"));
-  out->add_option("--folded", o.folded_path, "Collapsed stacks for flame graphs: " + files);
+  out->add_option("--folded", o.folded_path, "Collapsed stacks for flame graphs: " + help.files);
   out->add_option("--speedscope", o.speedscope_path,
-                  "speedscope profile (one per thread and kind: " + kinds + ") in this file");
-  out->add_option("--pprof", o.pprof_path, pprof_help);
-  out->add_option("--flamegraph", o.html_path, html_help);
+                  "speedscope profile (one per thread and kind: " + help.kinds + ") in this file");
+  out->add_option("--pprof", o.pprof_path, help.pprof);
+  out->add_option("--flamegraph", o.html_path, help.html);
   out->add_flag_callback(
       "--no-report", [&o] { o.report = false; }, "No end-of-run report on stderr (the summary lines stay)");
   flags::check(out->add_option("--flush-timeout", o.flush_timeout_s,
                                "At exit, seconds to deliver what databases still hold (10)"),
                flags::zero_or_more("seconds", "10"));
+}
 
+void add_clickhouse_options(CLI::App& cli, Options& o) {
   auto* ch = cli.add_option_group("ClickHouse", "ClickHouse output (HTTP interface)");
   flags::check_http_url(ch->add_option("--clickhouse-url", o.clickhouse_url,
                                        "e.g. http://127.0.0.1:8123 (enables the ClickHouse output)"));
@@ -110,7 +119,9 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   flags::check(
       ch->add_option("--ch-queue-max", o.ch_queue_max, "Events held for ClickHouse before dropping (default 100000)"),
       flags::whole(1, 0, "events", "100000"));
+}
 
+CLI::App* add_report_command(CLI::App& cli, Options& o, const FlameGraphHelp& help) {
   auto* report = cli.add_subcommand("report", "Print the end-of-run report of a run stored with --sqlite");
   report->add_option("FILE", o.report_file, "SQLite file written by --sqlite, or saved JSON lines")->required();
   flags::check(report->add_option("--run", o.report_run, "Run id in the file (default: the latest)"),
@@ -118,28 +129,54 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   // Flame-graph files from the stored events instead of the printed report.
   report->add_option("--folded", o.folded_path, "Write collapsed stacks (as pyebpf --folded) instead of the report");
   report->add_option("--speedscope", o.speedscope_path, "Write a speedscope profile instead of the report");
-  report->add_option("--pprof", o.pprof_path, pprof_help);
-  report->add_option("--flamegraph", o.html_path, html_help);
+  report->add_option("--pprof", o.pprof_path, help.pprof);
+  report->add_option("--flamegraph", o.html_path, help.html);
+  return report;
+}
 
+CLI::App* add_dump_command(CLI::App& cli, Options& o) {
   auto* dump = cli.add_subcommand(
       "dump",
       "Every thread of the targets now: state and for how long, what it waits on (GIL, lock, socket, sleep...), "
       "kernel, native and Python stacks, deadlocks. Give -p/-n after it; the targets are not stopped");
   dump->fallthrough();
   dump->add_flag("--json", o.dump_json, "One JSON object per thread (metric thread_dump) instead of a table");
+  return dump;
+}
+
+// The command given. -p (or -n) and -e are required unless a subcommand is
+// given (dump needs -p or -n, not -e; report neither); a missing one throws
+// CLI::RequiredError.
+Options::Command chosen_command(const CLI::App& report, const CLI::App& dump, const Required& required) {
+  if (report.parsed()) return Options::Command::Report;
+  if (required.pid->count() == 0 && required.name->count() == 0) throw CLI::RequiredError("--pid or --name");
+  if (dump.parsed()) return Options::Command::Dump;
+  if (required.env->count() == 0) throw CLI::RequiredError(required.env->get_name());
+  return Options::Command::Profile;
+}
+
+}  // namespace
+
+std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code) {
+  Options o;
+  CLI::App cli{
+      "pyebpf: eBPF profiler for running CPython processes (3.8-3.15). Attaches to live PIDs with no restart\n"
+      "and no code change, and prints one JSON object per line on stdout."};
+  cli.set_version_flag("--version", PYEBPF_VERSION);
+  cli.get_formatter()->column_width(34);
+
+  const Required required = add_run_options(cli, o);
+  o.trackers = add_tracker_options(cli);
+  const FlameGraphHelp help = flame_graph_help(o.trackers);
+  add_output_options(cli, o, help);
+  add_clickhouse_options(cli, o);
+  const CLI::App* report = add_report_command(cli, o, help);
+  const CLI::App* dump = add_dump_command(cli, o);
 
   try {
     cli.parse(argc, argv);
     o.command_line = redact_argv(argc, argv);  // after parsing: it overwrites the password in argv
-    if (report->parsed()) {
-      o.command = Options::Command::Report;
-    } else if (dump->parsed()) {
-      o.command = Options::Command::Dump;
-      if (pid_opt->count() == 0 && name_opt->count() == 0) throw CLI::RequiredError("--pid or --name");
-    } else {
-      if (pid_opt->count() == 0 && name_opt->count() == 0) throw CLI::RequiredError("--pid or --name");
-      if (env_opt->count() == 0) throw CLI::RequiredError(env_opt->get_name());
-    }
+    o.command = chosen_command(*report, *dump, required);
   } catch (const CLI::CallForHelp& e) {
     exit_code = cli.exit(e);
     return std::nullopt;

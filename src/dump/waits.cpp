@@ -185,6 +185,37 @@ Wait kernel_wait(const DumpedThread& t) {
   return w;
 }
 
+// The thread whose Python thread state is `tstate`, if any.
+const DumpedThread* thread_of(const std::vector<DumpedThread>& threads, std::uint64_t tstate) {
+  for (const auto& other : threads)
+    if (tstate && other.raw.py.tstate == tstate) return &other;
+  return nullptr;
+}
+
+// A futex wait: for the GIL, and who holds it, when the futex is the GIL's
+// and `t` does not hold it; else the bare futex.
+void name_futex_wait(DumpedThread& t, const std::optional<Gil>& gil, bool holds,
+                     const std::vector<DumpedThread>& threads) {
+  const std::uint64_t futex = t.raw.args[0];
+  if (gil && !holds && gil->waited_on(futex)) {
+    t.gil = "waits";
+    t.wait.kind = "gil";
+    t.wait.address = futex;
+    const DumpedThread* holder = gil->locked ? thread_of(threads, gil->holder) : nullptr;
+    t.wait.text = !gil->locked ? "the GIL (free: it is about to take it)"
+                  : holder     ? fmt::format("the GIL, held by {} (tid {})", holder->thread_name, holder->raw.hdr.tid)
+                               : "the GIL, held by a thread without Python state";
+    t.wait.object = {{"gil", hex(gil->cond)}};
+    if (holder) t.waits_for = static_cast<pid_t>(holder->raw.hdr.tid);
+  } else {
+    t.wait = kernel_wait(t);
+    t.wait.kind = "futex";
+    t.wait.address = futex;
+    t.wait.text = "futex at " + hex(futex);
+    t.wait.object = {{"address", hex(futex)}};
+  }
+}
+
 }  // namespace
 
 std::string human_duration(double ms) {
@@ -241,11 +272,6 @@ void name_waits(DumpedProcess& p, const python::PythonProcess& python) {
   const std::optional<Gil> gil = read_gil(python, p.problems);
   const bool gc = collecting(python, p.problems);
   std::optional<std::map<std::uint64_t, net::ProcSocket>> sockets;
-  auto by_tstate = [&](std::uint64_t tstate) -> const DumpedThread* {
-    for (const auto& other : p.threads)
-      if (tstate && other.raw.py.tstate == tstate) return &other;
-    return nullptr;
-  };
   for (auto& t : p.threads) {
     const bool holds = gil && gil->locked && t.raw.py.tstate && t.raw.py.tstate == gil->holder;
     if (holds) {
@@ -256,23 +282,7 @@ void name_waits(DumpedProcess& p, const python::PythonProcess& python) {
     const std::uint64_t arg0 = t.raw.args[0];
     switch (syscall_kind(t.raw.syscall)) {
       case SyscallKind::Futex:
-        if (gil && !holds && gil->waited_on(arg0)) {
-          t.gil = "waits";
-          t.wait.kind = "gil";
-          t.wait.address = arg0;
-          const DumpedThread* holder = gil->locked ? by_tstate(gil->holder) : nullptr;
-          t.wait.text = !gil->locked ? "the GIL (free: it is about to take it)"
-                        : holder ? fmt::format("the GIL, held by {} (tid {})", holder->thread_name, holder->raw.hdr.tid)
-                                 : "the GIL, held by a thread without Python state";
-          t.wait.object = {{"gil", hex(gil->cond)}};
-          if (holder) t.waits_for = static_cast<pid_t>(holder->raw.hdr.tid);
-        } else {
-          t.wait = kernel_wait(t);
-          t.wait.kind = "futex";
-          t.wait.address = arg0;
-          t.wait.text = "futex at " + hex(arg0);
-          t.wait.object = {{"address", hex(arg0)}};
-        }
+        name_futex_wait(t, gil, holds, p.threads);
         break;
       case SyscallKind::FdWait:
         if (auto fd = describe_fd(p.pid, static_cast<int>(arg0), sockets)) {

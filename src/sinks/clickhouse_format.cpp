@@ -45,6 +45,13 @@ bool integer_range(ColumnType type, long double& lo, long double& hi) {
   }
 }
 
+// The next key of the JSON object `out` holds from its '{' on.
+void append_key(std::string& out, const std::string& name) {
+  if (out.size() > 1) out += ',';
+  append_json_string(out, name);
+  out += ':';
+}
+
 }  // namespace
 
 std::optional<ServerVersion> ServerVersion::parse(std::string_view text) {
@@ -198,80 +205,78 @@ std::optional<std::string> clickhouse_time(std::string_view iso, bool micros) {
 RowEncoder::RowEncoder(const TableSchema& table, const Dialect& dialect, std::string host)
     : table_(table), dialect_(dialect), host_(std::move(host)) {}
 
-std::string RowEncoder::encode(const Record& r) {
+bool RowEncoder::append_value(std::string& out, const Record& r, FieldId f, const Column& c) {
   using K = Record::Kind;
+  const K kind = r.kind(f);
+  bool fits = true;
+  // ClickHouse's forms where they differ from JSON lines: times in the
+  // dialect's format, booleans as UInt8, JSON values as their text.
+  switch (kind) {
+    case K::UInt:
+    case K::Int: {
+      long double lo = 0, hi = 0,
+                  v = kind == K::UInt ? static_cast<long double>(r.uint_value(f))
+                                      : static_cast<long double>(r.int_value(f));
+      fits = integer_range(c.type, lo, hi) && v >= lo && v <= hi;
+      json_.append_value(out, r, f);
+      break;
+    }
+    case K::Float:
+      fits = std::isfinite(r.float_value(f));
+      json_.append_value(out, r, f);
+      break;
+    case K::Bool:
+      out += r.bool_value(f) ? "1" : "0";
+      break;
+    case K::Text:
+      if (c.type == ColumnType::Time) {
+        auto t = clickhouse_time(r.text(f), dialect_.datetime64);
+        fits = t.has_value();
+        append_json_string(out, t ? *t : std::string(r.text(f)));
+      } else {
+        json_.append_value(out, r, f);
+      }
+      break;
+    case K::Time: {
+      std::string iso;
+      append_iso8601_utc(iso, r.time_us(f));
+      append_json_string(out, *clickhouse_time(iso, dialect_.datetime64));
+      break;
+    }
+    case K::Json:
+      append_json_string(out, r.json(f).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+      break;
+    default:  // null, texts and stacks: as in JSON lines
+      json_.append_value(out, r, f);
+      break;
+  }
+  return fits;
+}
+
+std::string RowEncoder::encode(const Record& r) {
   std::string row = "{", extra;
-  auto key = [](std::string& out, const std::string& name) {
-    if (out.size() > 1) out += ',';
-    append_json_string(out, name);
-    out += ':';
-  };
   const auto& columns = table_.columns();
   for (FieldId f = 0; f < columns.size(); ++f) {
     const Column& c = columns[f];
-    const K kind = r.kind(f);
-    if (kind == K::Absent) continue;
-    std::string& out = row;
-    const std::size_t field_start = out.size();
-    key(out, c.name);
-    const std::size_t value_start = out.size();
-    bool fits = true;
-    // ClickHouse's forms where they differ from JSON lines: times in the
-    // dialect's format, booleans as UInt8, JSON values as their text.
-    switch (kind) {
-      case K::UInt:
-      case K::Int: {
-        long double lo = 0, hi = 0,
-                    v = kind == K::UInt ? static_cast<long double>(r.uint_value(f))
-                                        : static_cast<long double>(r.int_value(f));
-        fits = integer_range(c.type, lo, hi) && v >= lo && v <= hi;
-        json_.append_value(out, r, f);
-        break;
-      }
-      case K::Float:
-        fits = std::isfinite(r.float_value(f));
-        json_.append_value(out, r, f);
-        break;
-      case K::Bool:
-        out += r.bool_value(f) ? "1" : "0";
-        break;
-      case K::Text:
-        if (c.type == ColumnType::Time) {
-          auto t = clickhouse_time(r.text(f), dialect_.datetime64);
-          fits = t.has_value();
-          append_json_string(out, t ? *t : std::string(r.text(f)));
-        } else {
-          json_.append_value(out, r, f);
-        }
-        break;
-      case K::Time: {
-        std::string iso;
-        append_iso8601_utc(iso, r.time_us(f));
-        append_json_string(out, *clickhouse_time(iso, dialect_.datetime64));
-        break;
-      }
-      case K::Json:
-        append_json_string(out, r.json(f).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
-        break;
-      default:  // null, texts and stacks: as in JSON lines
-        json_.append_value(out, r, f);
-        break;
-    }
-    if (!fits) {
+    if (r.kind(f) == Record::Kind::Absent) continue;
+    const std::size_t field_start = row.size();
+    append_key(row, c.name);
+    const std::size_t value_start = row.size();
+    if (!append_value(row, r, f, c)) {
       // Out of the column's range: kept in `extra`, the column takes its default.
-      std::string value = out.substr(value_start);
-      out.resize(field_start);
+      std::string value = row.substr(value_start);
+      row.resize(field_start);
       if (extra.empty()) extra = "{";
-      key(extra, c.name);
+      append_key(extra, c.name);
       extra += value;
     }
     if (c.name == "env") {
-      key(row, "host");
+      append_key(row, "host");
       append_json_string(row, host_);
     }
   }
   if (!extra.empty()) {
-    key(row, "extra");
+    append_key(row, "extra");
     append_json_string(row, extra + "}");
   }
   row += '}';

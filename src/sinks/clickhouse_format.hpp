@@ -64,6 +64,10 @@ class RowEncoder {
   std::string encode(const Record& record);
 
  private:
+  // The field's value in ClickHouse's form; false when it is out of the
+  // column's range.
+  bool append_value(std::string& out, const Record& record, FieldId field, const Column& column);
+
   const TableSchema& table_;
   Dialect dialect_;
   std::string host_;

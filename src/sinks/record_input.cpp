@@ -39,6 +39,29 @@ std::optional<std::int64_t> whole(const Json& v, ColumnType t) {
   return static_cast<std::int64_t>(d);
 }
 
+// "func (file:line);..." root first; a frame that does not parse is kept
+// whole as its function.
+void set_py_stack(Record& r, FieldId f, const std::string& text) {
+  r.begin_py_stack(f);
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    auto semi = text.find(';', pos);
+    if (semi == std::string::npos) semi = text.size();
+    std::string_view frame(text.data() + pos, semi - pos);
+    if (!frame.empty()) r.add_py_frame(stack::parse_py_frame(frame).value_or(stack::PyFrame{frame, {}, 0}));
+    pos = semi + 1;
+  }
+}
+
+// An array of frame texts.
+void set_native_stack(Record& r, FieldId f, const Json& frames) {
+  r.begin_native_stack(f);
+  for (const auto& item : frames) {
+    std::string frame = text_of(item);
+    r.add_native_frame(stack::parse_native_frame(frame));
+  }
+}
+
 void set_value(Record& r, FieldId f, const Column& c, const Json& v) {
   using T = ColumnType;
   if (v.is_null()) {
@@ -81,29 +104,11 @@ void set_value(Record& r, FieldId f, const Column& c, const Json& v) {
     case T::Json:
       r.set_json(f, v);
       break;
-    case T::PyStack: {
-      // "func (file:line);..." root first; a frame that does not parse is kept
-      // whole as its function.
-      if (!v.is_string()) break;
-      const std::string& text = v.get_ref<const std::string&>();
-      r.begin_py_stack(f);
-      std::size_t pos = 0;
-      while (pos < text.size()) {
-        auto semi = text.find(';', pos);
-        if (semi == std::string::npos) semi = text.size();
-        std::string_view frame(text.data() + pos, semi - pos);
-        if (!frame.empty()) r.add_py_frame(stack::parse_py_frame(frame).value_or(stack::PyFrame{frame, {}, 0}));
-        pos = semi + 1;
-      }
+    case T::PyStack:
+      if (v.is_string()) set_py_stack(r, f, v.get_ref<const std::string&>());
       break;
-    }
     case T::NativeStack:
-      if (!v.is_array()) break;
-      r.begin_native_stack(f);
-      for (const auto& item : v) {
-        std::string frame = text_of(item);
-        r.add_native_frame(stack::parse_native_frame(frame));
-      }
+      if (v.is_array()) set_native_stack(r, f, v);
       break;
   }
 }

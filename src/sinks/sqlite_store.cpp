@@ -86,6 +86,12 @@ void bind_copy(sqlite3_stmt* s, int i, const std::string& text) {
   sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
 }
 
+// Text bound without a copy (SQLITE_STATIC) lives in the record, which
+// outlives the step; composed text (stacks, times) is copied (bind_copy).
+void bind_view(sqlite3_stmt* s, int i, std::string_view text) {
+  sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+}
+
 }  // namespace
 
 SqliteStore::SqliteStore(const std::string& path, Mode mode) : path_(path) {
@@ -243,64 +249,60 @@ void SqliteStore::prepare_insert(Table& t) {
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &t.insert, nullptr) != SQLITE_OK) fail("prepare insert");
 }
 
-void SqliteStore::insert(long run_id, const Record& r) {
+void SqliteStore::bind_field(sqlite3_stmt* s, int i, const Record& r, FieldId f) {
   using K = Record::Kind;
+  scratch_.clear();
+  switch (r.kind(f)) {
+    case K::Absent:
+    case K::Null:
+      break;  // NULL: the event had no such field
+    case K::UInt:
+      if (r.uint_value(f) <= static_cast<std::uint64_t>(std::numeric_limits<sqlite3_int64>::max()))
+        sqlite3_bind_int64(s, i, static_cast<sqlite3_int64>(r.uint_value(f)));
+      else
+        sqlite3_bind_double(s, i, static_cast<double>(r.uint_value(f)));
+      break;
+    case K::Int:
+    case K::Time:
+      if (r.kind(f) == K::Time) {
+        append_iso8601_utc(scratch_, r.time_us(f));
+        bind_copy(s, i, scratch_);
+      } else {
+        sqlite3_bind_int64(s, i, r.int_value(f));
+      }
+      break;
+    case K::Float:
+      sqlite3_bind_double(s, i, r.float_value(f));
+      break;
+    case K::Bool:
+      sqlite3_bind_int(s, i, r.bool_value(f) ? 1 : 0);
+      break;
+    case K::Text:
+      bind_view(s, i, r.text(f));
+      break;
+    case K::PyStack:
+      for (std::size_t k = 0; k < r.size(f); ++k) {
+        if (k) scratch_ += ';';
+        stack::append_text(scratch_, r.py_frame(f, k));
+      }
+      bind_copy(s, i, scratch_);
+      break;
+    case K::Texts:
+    case K::NativeStack:
+    case K::Json:
+      // JSON text, as the reader parses it back (declared type JSON).
+      json_.append_value(scratch_, r, f);
+      bind_copy(s, i, scratch_);
+      break;
+  }
+}
+
+void SqliteStore::insert(long run_id, const Record& r) {
   Table& t = table_for(r.schema());
   sqlite3_stmt* s = t.insert;
   sqlite3_bind_int64(s, 1, run_id);
-  // Text bound without a copy (SQLITE_STATIC) lives in the record, which
-  // outlives the step; composed text (stacks, times) is copied.
-  auto bind_view = [&](int i, std::string_view text) {
-    sqlite3_bind_text(s, i, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
-  };
-  bind_view(t.metric_slot + 2, r.metric());
-  for (FieldId f = 0; f < t.slot_of_field.size(); ++f) {
-    const int i = t.slot_of_field[f] + 2;
-    scratch_.clear();
-    switch (r.kind(f)) {
-      case K::Absent:
-      case K::Null:
-        break;  // NULL: the event had no such field
-      case K::UInt:
-        if (r.uint_value(f) <= static_cast<std::uint64_t>(std::numeric_limits<sqlite3_int64>::max()))
-          sqlite3_bind_int64(s, i, static_cast<sqlite3_int64>(r.uint_value(f)));
-        else
-          sqlite3_bind_double(s, i, static_cast<double>(r.uint_value(f)));
-        break;
-      case K::Int:
-      case K::Time:
-        if (r.kind(f) == K::Time) {
-          append_iso8601_utc(scratch_, r.time_us(f));
-          bind_copy(s, i, scratch_);
-        } else {
-          sqlite3_bind_int64(s, i, r.int_value(f));
-        }
-        break;
-      case K::Float:
-        sqlite3_bind_double(s, i, r.float_value(f));
-        break;
-      case K::Bool:
-        sqlite3_bind_int(s, i, r.bool_value(f) ? 1 : 0);
-        break;
-      case K::Text:
-        bind_view(i, r.text(f));
-        break;
-      case K::PyStack:
-        for (std::size_t k = 0; k < r.size(f); ++k) {
-          if (k) scratch_ += ';';
-          stack::append_text(scratch_, r.py_frame(f, k));
-        }
-        bind_copy(s, i, scratch_);
-        break;
-      case K::Texts:
-      case K::NativeStack:
-      case K::Json:
-        // JSON text, as the reader parses it back (declared type JSON).
-        json_.append_value(scratch_, r, f);
-        bind_copy(s, i, scratch_);
-        break;
-    }
-  }
+  bind_view(s, t.metric_slot + 2, r.metric());
+  for (FieldId f = 0; f < t.slot_of_field.size(); ++f) bind_field(s, t.slot_of_field[f] + 2, r, f);
   int rc = sqlite3_step(s);
   sqlite3_reset(s);
   sqlite3_clear_bindings(s);

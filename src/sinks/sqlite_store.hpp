@@ -68,13 +68,15 @@ class SqliteStore {
   Table& table_for(const TableSchema& schema);
   void add_column(Table& table, const std::string& name, const std::string& type);
   void prepare_insert(Table& table);
+  // Binds `field` to parameter `i` of the insert; an absent or null one stays NULL.
+  void bind_field(sqlite3_stmt* insert, int i, const Record& record, FieldId field);
   void exec(const std::string& sql);
   [[noreturn]] void fail(const std::string& what) const;
 
   std::string path_;
   sqlite3* db_ = nullptr;
   std::map<const TableSchema*, Table> tables_;
-  std::string scratch_;  // insert(): a value's text
+  std::string scratch_;  // bind_field(): a value's text
   JsonWriter json_;
 };
 

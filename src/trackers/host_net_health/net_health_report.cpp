@@ -21,6 +21,43 @@ std::vector<DstCount> sorted_counts(const std::unordered_map<std::string, std::u
   return out;
 }
 
+// Adds a socket to its state's count (established ones by direction).
+void count_state(ConnectionSummary& c, std::uint8_t state, bool inbound) {
+  switch (state) {
+    case net::kTcpEstablished:
+      ++(inbound ? c.established_inbound : c.established_outbound);
+      break;
+    case net::kTcpTimeWait:
+      ++c.time_wait;
+      break;
+    case net::kTcpCloseWait:
+      ++c.close_wait;
+      break;
+    case net::kTcpSynSent:
+      ++c.syn_sent;
+      break;
+    case net::kTcpSynRecv:
+    case net::kTcpNewSynRecv:
+      ++c.syn_recv;
+      break;
+    case net::kTcpFinWait1:
+    case net::kTcpFinWait2:
+      ++c.fin_wait;
+      break;
+    case net::kTcpLastAck:
+      ++c.last_ack;
+      break;
+    case net::kTcpClosing:
+      ++c.closing;
+      break;
+    case net::kTcpListen:
+      ++c.listen;
+      break;
+    default:
+      break;
+  }
+}
+
 }  // namespace
 
 ConnectionSummary summarize_connections(const std::vector<net::TcpSocket>& sockets, const net::PortRange& ports,
@@ -34,40 +71,8 @@ ConnectionSummary summarize_connections(const std::vector<net::TcpSocket>& socke
   for (const auto& s : sockets) {
     ++c.total;
     const bool inbound = listening.count(s.local_port) > 0;
-    switch (s.state) {
-      case net::kTcpEstablished:
-        ++(inbound ? c.established_inbound : c.established_outbound);
-        break;
-      case net::kTcpTimeWait:
-        ++c.time_wait;
-        break;
-      case net::kTcpCloseWait:
-        ++c.close_wait;
-        break;
-      case net::kTcpSynSent:
-        ++c.syn_sent;
-        break;
-      case net::kTcpSynRecv:
-      case net::kTcpNewSynRecv:
-        ++c.syn_recv;
-        break;
-      case net::kTcpFinWait1:
-      case net::kTcpFinWait2:
-        ++c.fin_wait;
-        break;
-      case net::kTcpLastAck:
-        ++c.last_ack;
-        break;
-      case net::kTcpClosing:
-        ++c.closing;
-        break;
-      case net::kTcpListen:
-        ++c.listen;
-        continue;
-      default:
-        break;
-    }
-    if (inbound || s.state == net::kTcpClose) continue;
+    count_state(c, s.state, inbound);
+    if (inbound || s.state == net::kTcpClose) continue;  // a listening socket is inbound too
     std::string dst = net::format_endpoint(s.family, s.remote, s.remote_port);
     if (s.state == net::kTcpTimeWait) ++tw_per_dst[dst];
     if (s.local_port >= ports.low && s.local_port <= ports.high) ++ephemeral_per_dst[dst];

@@ -50,6 +50,64 @@ void delete_keys(int map_fd, Pred&& pred) {
   for (const auto& k : doomed) bpf_map_delete_elem(map_fd, &k);
 }
 
+using AggEntry = std::pair<pyebpf_offcpu_agg_key, pyebpf_offcpu_agg_value>;
+
+// Takes the entries of generations other than `gen` out of the agg map, by
+// thread and, within one, the longest off CPU and in run queues first.
+std::vector<AggEntry> take_entries(int agg_fd, __u32 gen) {
+  std::vector<AggEntry> entries;
+  for_each_key<pyebpf_offcpu_agg_key>(agg_fd, [&](const pyebpf_offcpu_agg_key& k) {
+    pyebpf_offcpu_agg_value v{};
+    if (k.gen != gen && bpf_map_lookup_elem(agg_fd, &k, &v) == 0) entries.emplace_back(k, v);
+  });
+  for (const auto& [k, v] : entries) bpf_map_delete_elem(agg_fd, &k);
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    if (a.first.pid != b.first.pid) return a.first.pid < b.first.pid;
+    if (a.first.tid != b.first.tid) return a.first.tid < b.first.tid;
+    return a.second.off_ns + a.second.runq_ns > b.second.off_ns + b.second.runq_ns;
+  });
+  return entries;
+}
+
+// What an aggregated record prints: its thread, state and stacks.
+std::string printed_identity(const pyebpf_offcpu_agg_key& k, const sinks::Record& r, const OffCpuSchema& s) {
+  std::string identity = fmt::format("{}/{}/{}/", k.pid, k.tid, k.prev_state);
+  for (sinks::FieldId f : {s.kernel_stack, s.user_stack}) {
+    for (std::size_t i = 0; i < r.size(f); ++i) stack::append_text(identity += '/', r.native_frame(f, i));
+    identity += '|';
+  }
+  for (std::size_t i = 0; i < r.size(s.py_stack); ++i) stack::append_text(identity += ';', r.py_frame(s.py_stack, i));
+  if (r.has(s.py_stack_partial)) identity += ";partial";
+  return identity;
+}
+
+// Entries whose stacks differ only beyond the depth limit print the same:
+// merged here, so every record is one unique (thread, state, stacks) as printed.
+class MergedRecords {
+ public:
+  struct Merged {
+    sinks::Record record;
+    std::uint64_t count = 0, off_ns = 0, runq_ns = 0, max_off_ns = 0;
+  };
+
+  // Adds an entry's totals to the record that prints as `identity`, a copy
+  // of `record` if it is the first.
+  void add(const std::string& identity, const sinks::Record& record, const pyebpf_offcpu_agg_value& v) {
+    auto [it, fresh] = index_.emplace(identity, merged_.size());
+    if (fresh) merged_.push_back({record});
+    Merged& m = merged_[it->second];
+    m.count += v.count;
+    m.off_ns += v.off_ns;
+    m.runq_ns += v.runq_ns;
+    m.max_off_ns = std::max<std::uint64_t>(m.max_off_ns, v.max_off_ns);
+  }
+  std::vector<Merged>& records() { return merged_; }
+
+ private:
+  std::vector<Merged> merged_;
+  std::map<std::string, std::size_t> index_;
+};
+
 }  // namespace
 
 OffCpuTracker::OffCpuTracker(const OffCpuOptions& options)
@@ -269,6 +327,14 @@ void OffCpuTracker::decode(const void* data, std::size_t size) {
   deliver(decoder_.decode(data, size, decode_context(*ctx_), record_), record_);
 }
 
+bool OffCpuTracker::read_agg_stack(bpf_map* map, __u32 gen, __u64 hash, void* out) {
+  if (!hash) return false;
+  pyebpf_offcpu_stack_key key{gen, 0, hash};
+  if (bpf_map_lookup_elem(bpf_map__fd(map), &key, out) == 0) return true;
+  ++agg_missing_stacks_;
+  return false;
+}
+
 void OffCpuTracker::flush_aggregates() {
   // Switch BPF to the next generation, then drain every older one: entries
   // BPF adds meanwhile land in the new generation and wait for the next flush.
@@ -277,66 +343,25 @@ void OffCpuTracker::flush_aggregates() {
   std::uint64_t start_ns = interval_start_ns_, end_ns = monotonic_ns();
   interval_start_ns_ = end_ns;
 
-  int agg_fd = bpf_map__fd(skel_->maps.agg);
-  std::vector<std::pair<pyebpf_offcpu_agg_key, pyebpf_offcpu_agg_value>> entries;
-  for_each_key<pyebpf_offcpu_agg_key>(agg_fd, [&](const pyebpf_offcpu_agg_key& k) {
-    pyebpf_offcpu_agg_value v{};
-    if (k.gen != gen && bpf_map_lookup_elem(agg_fd, &k, &v) == 0) entries.emplace_back(k, v);
-  });
-  for (const auto& [k, v] : entries) bpf_map_delete_elem(agg_fd, &k);
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
-    if (a.first.pid != b.first.pid) return a.first.pid < b.first.pid;
-    if (a.first.tid != b.first.tid) return a.first.tid < b.first.tid;
-    return a.second.off_ns + a.second.runq_ns > b.second.off_ns + b.second.runq_ns;
-  });
-
-  auto lookup = [&](bpf_map* map, __u32 g, __u64 hash, void* out) {
-    if (!hash) return false;
-    pyebpf_offcpu_stack_key key{g, 0, hash};
-    if (bpf_map_lookup_elem(bpf_map__fd(map), &key, out) == 0) return true;
-    ++agg_missing_stacks_;
-    return false;
-  };
-  // Entries whose stacks differ only beyond the depth limit print the same:
-  // merged here, so every record is one unique (thread, state, stacks) as printed.
-  struct Merged {
-    sinks::Record record;
-    std::uint64_t count = 0, off_ns = 0, runq_ns = 0, max_off_ns = 0;
-  };
   const OffCpuSchema& s = off_cpu_schema();
   const DecodeContext ctx = decode_context(*ctx_);
-  std::vector<Merged> merged;
-  std::map<std::string, std::size_t> index;
+  MergedRecords merged;
   pyebpf_offcpu_native_stack kstack{}, ustack{};
   auto py = std::make_unique<pyebpf_py_stack>();
-  for (const auto& [k, v] : entries) {
+  for (const auto& [k, v] : take_entries(bpf_map__fd(skel_->maps.agg), gen)) {
     pyebpf_event_header hdr = v.hdr;
     hdr.ts_ns = start_ns;
     record_.clear();
     set_thread_fields(record_, ctx, hdr);
     record_.set_text(s.prev_state, format_prev_state(k.prev_state));
-    bool has_k = lookup(skel_->maps.agg_kstacks, k.gen, k.kstack, &kstack);
-    bool has_u = lookup(skel_->maps.agg_ustacks, k.gen, k.ustack, &ustack);
-    bool has_py = lookup(skel_->maps.agg_pystacks, k.gen, k.pystack, py.get());
+    bool has_k = read_agg_stack(skel_->maps.agg_kstacks, k.gen, k.kstack, &kstack);
+    bool has_u = read_agg_stack(skel_->maps.agg_ustacks, k.gen, k.ustack, &ustack);
+    bool has_py = read_agg_stack(skel_->maps.agg_pystacks, k.gen, k.pystack, py.get());
     decoder_.add_stacks(record_, ctx, k.pid, has_k ? &kstack : nullptr, has_u ? &ustack : nullptr,
                         has_py ? py.get() : nullptr, sizeof(*py));
-    std::string identity = fmt::format("{}/{}/{}/", k.pid, k.tid, k.prev_state);
-    for (sinks::FieldId f : {s.kernel_stack, s.user_stack}) {
-      for (std::size_t i = 0; i < record_.size(f); ++i) stack::append_text(identity += '/', record_.native_frame(f, i));
-      identity += '|';
-    }
-    for (std::size_t i = 0; i < record_.size(s.py_stack); ++i)
-      stack::append_text(identity += ';', record_.py_frame(s.py_stack, i));
-    if (record_.has(s.py_stack_partial)) identity += ";partial";
-    auto [it, fresh] = index.emplace(identity, merged.size());
-    if (fresh) merged.push_back({record_});
-    Merged& m = merged[it->second];
-    m.count += v.count;
-    m.off_ns += v.off_ns;
-    m.runq_ns += v.runq_ns;
-    m.max_off_ns = std::max<std::uint64_t>(m.max_off_ns, v.max_off_ns);
+    merged.add(printed_identity(k, record_, s), record_, v);
   }
-  for (auto& m : merged) {
+  for (auto& m : merged.records()) {
     sinks::Record& r = m.record;
     r.set_float(s.interval_s, ns_to_ms(end_ns - start_ns) / 1e3);
     r.set_uint(s.count, m.count);

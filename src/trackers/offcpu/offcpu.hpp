@@ -68,6 +68,9 @@ class OffCpuTracker : public BpfTracker<offcpu_bpf> {
   void handle(const void* data, std::size_t size) override;
   void decode(const void* data, std::size_t size);
   void flush_aggregates();
+  // An aggregated entry's stack (generation `gen`, `hash`) into `out`; false
+  // when it has none (hash 0) or the map has not got it (counted).
+  bool read_agg_stack(bpf_map* map, __u32 gen, __u64 hash, void* out);
   void start_kallsyms_load();
   bool kallsyms_ready() const;
   const native::Kallsyms& kallsyms();  // waits for the background load (tick()) once
