@@ -48,8 +48,8 @@ class BpfTracker : public Tracker {
   Skeleton open_skeleton() const { return Skeleton(owner_, functions_); }
 
   // Runs `attach` (add_target if empty) for every target alive now, under
-  // the failure policy above; `who` names the tracker (or part) in messages.
-  void add_targets(const std::function<void(const Target&)>& attach = {}, const std::string& who = {}) {
+  // the failure policy above.
+  void add_targets(const std::function<void(const Target&)>& attach = {}) {
     TargetFailures failures;
     std::size_t traced = 0;
     for (const auto& t : ctx_->targets.all()) {
@@ -61,7 +61,7 @@ class BpfTracker : public Tracker {
         failures.add(t.pid, t.python->name(), e);
       }
     }
-    failures.settle(who.empty() ? owner_ : who, traced, ctx_->degraded);
+    failures.settle(owner_, traced, ctx_->degraded);
   }
 
   // Reads the object's `events` ring buffer into handle(): woken by BPF, and
