@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -167,12 +168,40 @@ std::uint32_t le32(const std::uint8_t* b) {
   return b[0] | b[1] << 8 | b[2] << 16 | static_cast<std::uint32_t>(b[3]) << 24;
 }
 
-Json bpftool_dump(const std::string& map) {
-  Child dump({"bpftool", "-j", "map", "dump", "name", map});
+Json bpftool(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"bpftool", "-j"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Child run(argv);
   std::string text;
-  for (const auto& line : dump.drain_stdout_lines(10s)) text += line;
-  EXPECT_EQ(dump.wait(10s), 0) << dump.stderr_text();
+  for (const auto& line : run.drain_stdout_lines(10s)) text += line;
+  EXPECT_EQ(run.wait(10s), 0) << run.stderr_text();
   return Json::parse(text);
+}
+
+// The ids of process `pid`'s BPF maps named `name`, from the map ids in its
+// fds' fdinfo: `bpftool map dump name` would also dump the maps of any other
+// pyebpf on the host (another test, run in parallel).
+std::set<long> maps_named(pid_t pid, const std::string& name) {
+  std::set<long> ids, named;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fdinfo")) {
+    std::ifstream in(entry.path());
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("map_id:", 0) == 0) ids.insert(std::stol(line.substr(7)));
+    }
+  }
+  for (const auto& map : bpftool({"map", "show"})) {
+    if (map.value("name", "") == name && ids.count(map.at("id").get<long>())) named.insert(map.at("id").get<long>());
+  }
+  return named;
+}
+
+// The dump of the one map `name` of process `pid` (every BPF object of a run
+// shares it).
+Json bpftool_dump(pid_t pid, const std::string& name) {
+  const auto ids = maps_named(pid, name);
+  EXPECT_EQ(ids.size(), 1u) << "one " << name << " map, shared by every BPF object of pid " << pid;
+  return ids.empty() ? Json::array() : bpftool({"map", "dump", "id", std::to_string(*ids.begin())});
 }
 
 // py_procs' counting filter (bpf/python.h) after workers were forked (by
@@ -189,13 +218,13 @@ TEST_P(PoolRecycling, TargetFilterCountsEachLiveTargetOnce) {
   std::this_thread::sleep_for(1s);  // the workers' exits reach pyebpf
 
   std::vector<std::uint32_t> entries;
-  for (const auto& e : bpftool_dump("py_procs")) {
+  for (const auto& e : bpftool_dump(pyebpf.child().pid(), "py_procs")) {
     auto key = dumped_bytes(e.at("key"));
     ASSERT_EQ(key.size(), 4u);
     entries.push_back(le32(key.data()));
   }
-  Json slots_dump = bpftool_dump("py_proc_slots");
-  ASSERT_EQ(slots_dump.size(), 1u) << "one filter, shared by every BPF object";
+  Json slots_dump = bpftool_dump(pyebpf.child().pid(), "py_proc_slots");
+  ASSERT_EQ(slots_dump.size(), 1u) << "py_proc_slots holds one value: the filter's counters";
   auto bytes = dumped_bytes(slots_dump[0].at("value"));
   const auto slots = static_cast<std::uint32_t>(bytes.size() / 4);  // u32 counters, slot = tgid % slots
   ASSERT_GT(slots, 0u);

@@ -80,14 +80,6 @@ std::string describe(const Json& record) {
          record.at("thread").get<std::string>() + ", " + record.at("wall_ms").dump() + " ms";
 }
 
-// The number in "<n> <label>" of pyebpf's end-of-run gc summary line.
-long summary_count(const std::string& stderr_text, const std::string& label) {
-  std::smatch m;
-  std::regex re("pyebpf: gc: .*?(\\d+) " + label);
-  if (!std::regex_search(stderr_text, m, re)) return -1;
-  return std::stol(m[1].str());
-}
-
 // One traced run of gc_pauses.py: the workload's RESULT and pyebpf's output.
 struct Traced {
   pid_t pid = 0;
@@ -187,7 +179,7 @@ TEST_P(GcE2E, SeesEveryCollectionWithGenerationCountsAndDuration) {
                         : "uprobe + uretprobe on " + std::string(GetParam().minor <= 9 ? "collect" : "gc_collect_main");
   EXPECT_NE(err.find("gc: pid " + std::to_string(run.pid) + " (CPython "), std::string::npos) << err;
   EXPECT_NE(err.find(hook), std::string::npos) << err;
-  EXPECT_EQ(summary_count(err, "lost"), 0) << err;
+  EXPECT_EQ(summary_count(err, "gc", "lost"), 0) << err;
 }
 
 TEST_P(GcE2E, StackIsTheOneTheCollectionRanIn) {
@@ -288,7 +280,8 @@ TEST_P(GcE2E, MinMsDropsShorterCollectionsInBpf) {
   EXPECT_LE(outliers.size(), allowed_outliers(must + must_not)) << testing::PrintToString(outliers);
   EXPECT_GE(must, 4u) << "too few collections long enough to test the threshold";
   EXPECT_GE(must_not, 20u) << "too few collections short enough to test the threshold";
-  EXPECT_EQ(summary_count(run.err, "below --gc-min-ms"), static_cast<long>(records.size() - events.size())) << run.err;
+  EXPECT_EQ(summary_count(run.err, "gc", "below --gc-min-ms"), static_cast<long>(records.size() - events.size()))
+      << run.err;
 }
 
 // At the default threshold only long collections are events, but every one is
@@ -361,11 +354,11 @@ TEST_P(GcE2E, StatsCountEveryCollectionAtTheDefaultThreshold) {
   double stats_ms = 0;
   for (const auto& [gen, s] : seen) stats_ms += s.total_ms;
   EXPECT_LE(event_ms, stats_ms + 0.01);
-  EXPECT_EQ(summary_count(run.err, "below --gc-min-ms"), static_cast<long>(records.size() - run.events.size()))
+  EXPECT_EQ(summary_count(run.err, "gc", "below --gc-min-ms"), static_cast<long>(records.size() - run.events.size()))
       << run.err;
 
   // The summary line and the report count every collection too.
-  EXPECT_EQ(summary_count(run.err, "collections in"), static_cast<long>(records.size())) << run.err;
+  EXPECT_EQ(summary_count(run.err, "gc", "collections in"), static_cast<long>(records.size())) << run.err;
   EXPECT_NE(run.err.find("[gc_stats: " + std::to_string(records.size()) + " collections,"), std::string::npos)
       << run.err;
   for (const auto& [gen, t] : seen) {  // equal to the workload's counts

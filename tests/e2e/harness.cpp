@@ -394,6 +394,20 @@ std::vector<Json> Pyebpf::events(const std::string& metric) const {
   return out;
 }
 
+std::string summary_line(const std::string& stderr_text, const std::string& tracker) {
+  auto pos = stderr_text.find("pyebpf: " + tracker + ":");
+  if (pos == std::string::npos) return "";
+  return stderr_text.substr(pos, stderr_text.find('\n', pos) - pos);
+}
+
+std::optional<long> summary_count(const std::string& stderr_text, const std::string& tracker,
+                                  const std::string& label) {
+  std::smatch m;
+  if (!std::regex_search(stderr_text, m, std::regex("pyebpf: " + tracker + ": .*?(\\d+) " + label)))
+    return std::nullopt;
+  return std::stol(m[1].str());
+}
+
 std::vector<Json> of_tid(const std::vector<Json>& events, long tid) {
   std::vector<Json> out;
   for (const auto& e : events) {

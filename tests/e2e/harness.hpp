@@ -137,6 +137,12 @@ class Pyebpf {
 // workloads report: the host tid, or the one in the container's pid namespace).
 std::vector<Json> of_tid(const std::vector<Json>& events, long tid);
 
+// pyebpf's end-of-run summary line of `tracker` ("pyebpf: gc: ..."), "" if none.
+std::string summary_line(const std::string& stderr_text, const std::string& tracker);
+// The number before `label` ("12 lost") in the first of `tracker`'s summary
+// lines in `stderr_text` that has one, nullopt if none does.
+std::optional<long> summary_count(const std::string& stderr_text, const std::string& tracker, const std::string& label);
+
 // A stack frame as pyebpf prints it, "func (file:line)", for a workload whose
 // ground truth holds its "file" and the "lines" of its `# LINE:<marker>`s.
 std::string frame_at(const Json& truth, const std::string& func, const std::string& marker);

@@ -44,10 +44,4 @@ inline bool same_flow(const Json& e, const Json& flow) {
          e.at("dst_ip") == flow.at("dst_ip") && e.at("dst_port") == flow.at("dst_port");
 }
 
-inline std::string summary_line(const std::string& stderr_text, const std::string& tracker) {
-  auto pos = stderr_text.find("pyebpf: " + tracker + ":");
-  if (pos == std::string::npos) return "";
-  return stderr_text.substr(pos, stderr_text.find('\n', pos) - pos);
-}
-
 }  // namespace pyebpf::e2e
