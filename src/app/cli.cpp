@@ -144,13 +144,27 @@ CLI::App* add_dump_command(CLI::App& cli, Options& o) {
   return dump;
 }
 
+CLI::App* add_top_command(CLI::App& cli, Options& o) {
+  auto* top = cli.add_subcommand(
+      "top",
+      "A live full-screen view, refreshed every second: top Python functions, and per thread its CPU, GIL, "
+      "off-CPU and GC time. Give -p/-n and the usual flags after it (-e defaults to \"top\"); outputs such as "
+      "--sqlite are written as in a normal run. Plain-text snapshots when stdout is not a terminal");
+  top->fallthrough();
+  flags::check(top->add_option("--refresh", o.top_refresh_s, "Seconds between refreshes (default 1)"),
+               flags::between(0.1, 60, "seconds", "2"));
+  return top;
+}
+
 // The command given. -p (or -n) and -e are required unless a subcommand is
-// given (dump needs -p or -n, not -e; report neither); a missing one throws
-// CLI::RequiredError.
-Options::Command chosen_command(const CLI::App& report, const CLI::App& dump, const Required& required) {
+// given (dump and top need -p or -n, not -e; report neither); a missing one
+// throws CLI::RequiredError.
+Options::Command chosen_command(const CLI::App& report, const CLI::App& dump, const CLI::App& top,
+                                const Required& required) {
   if (report.parsed()) return Options::Command::Report;
   if (required.pid->count() == 0 && required.name->count() == 0) throw CLI::RequiredError("--pid or --name");
   if (dump.parsed()) return Options::Command::Dump;
+  if (top.parsed()) return Options::Command::Top;
   if (required.env->count() == 0) throw CLI::RequiredError(required.env->get_name());
   return Options::Command::Profile;
 }
@@ -172,11 +186,17 @@ std::optional<Options> parse_command_line(int argc, char** argv, int& exit_code)
   add_clickhouse_options(cli, o);
   const CLI::App* report = add_report_command(cli, o, help);
   const CLI::App* dump = add_dump_command(cli, o);
+  const CLI::App* top = add_top_command(cli, o);
 
   try {
     cli.parse(argc, argv);
     o.command_line = redact_argv(argc, argv);  // after parsing: it overwrites the password in argv
-    o.command = chosen_command(*report, *dump, required);
+    o.command = chosen_command(*report, *dump, *top, required);
+    if (o.command == Options::Command::Top) {
+      if (o.env.empty()) o.env = "top";
+      if (o.also_stdout)
+        throw CLI::ValidationError("--also-stdout", "pyebpf top draws on stdout; use --sqlite or a file output");
+    }
   } catch (const CLI::CallForHelp& e) {
     exit_code = cli.exit(e);
     return std::nullopt;

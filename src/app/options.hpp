@@ -14,7 +14,7 @@ namespace pyebpf::app {
 // Everything the command line sets. Defaults match the original tool's.
 // Trackers' own flags live in their options structs.
 struct Options {
-  enum class Command { Profile, Report, Dump };
+  enum class Command { Profile, Report, Dump, Top };
   Command command = Command::Profile;
 
   std::vector<pid_t> pids;
@@ -52,6 +52,9 @@ struct Options {
 
   // `pyebpf dump`: every thread of the targets now, as a table or (--json) JSON lines
   bool dump_json = false;
+
+  // `pyebpf top`: the live view's refresh period
+  double top_refresh_s = 1;
 
   // Each tracker's own options (trackers/<name>.hpp), filled by its flags.
   TrackerOptionsMap trackers;

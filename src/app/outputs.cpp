@@ -44,7 +44,8 @@ Outputs::Outputs(const Options& o, const sinks::RunInfo& run) : options_(o) {
   const bool flame_graphs =
       !o.folded_path.empty() || !o.speedscope_path.empty() || !o.pprof_path.empty() || !o.html_path.empty();
   bool other = !o.sqlite_path.empty() || !o.clickhouse_url.empty() || flame_graphs;
-  if (!other || o.also_stdout) {
+  // pyebpf top draws on stdout: JSON lines would interleave with the view.
+  if ((!other || o.also_stdout) && o.command != Options::Command::Top) {
     stdout_ = std::make_unique<sinks::JsonLinesSink>(STDOUT_FILENO);
     fan_out_.add(stdout_.get());
   }

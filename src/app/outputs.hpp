@@ -30,6 +30,9 @@ class Outputs {
   ~Outputs();
 
   sinks::Sink& sink() { return fan_out_; }
+  // One more sink fed every event (pyebpf top's view), or no more of them.
+  void add(sinks::Sink* sink) { fan_out_.add(sink); }
+  void remove(sinks::Sink* sink) { fan_out_.remove(sink); }
   void flush() { fan_out_.flush(); }
   // stdout went away (`| head`): stop writing to it, keep the others.
   void drop_stdout();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "live/tally.hpp"
 #include "pyebpf/error.hpp"
 
 namespace pyebpf::trackers {
@@ -140,6 +141,20 @@ sinks::Report make_report() {
     if (d->report) parts.push_back({d->schemas, d->report()});
   }
   return sinks::Report(std::move(parts));
+}
+
+std::function<void(const sinks::Record&, live::Tally&)> top_feed(const TrackerOptionsMap& options) {
+  using Feed = std::pair<const trackers::TrackerDescriptor*, const trackers::TrackerOptions*>;
+  std::map<const sinks::TableSchema*, Feed> feeds;
+  for (const auto* d : tracker_registry()) {
+    if (!d->top) continue;
+    auto it = options.find(d->name);
+    for (const auto* schema : d->schemas) feeds[schema] = {d, it == options.end() ? nullptr : it->second.get()};
+  }
+  return [feeds = std::move(feeds)](const sinks::Record& r, live::Tally& tally) {
+    auto it = feeds.find(&r.schema());
+    if (it != feeds.end()) it->second.first->top(it->second.second, r, tally);
+  };
 }
 
 std::vector<sinks::FlameGraphKind> flame_graph_kinds(const TrackerOptionsMap& options) {

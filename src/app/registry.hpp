@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -39,6 +40,9 @@ const sinks::TableSchema* schema_for_metric(std::string_view metric);
 
 // An empty end-of-run report with every tracker's section.
 sinks::Report make_report();
+// What each record adds to `pyebpf top`'s view: the `top` function of the
+// descriptor whose schemas include the record's.
+std::function<void(const sinks::Record&, live::Tally&)> top_feed(const TrackerOptionsMap& options);
 // Every tracker's flame graph kinds (CPU first).
 std::vector<sinks::FlameGraphKind> flame_graph_kinds(const TrackerOptionsMap& options);
 // For --help, from those kinds: "CPU, off-CPU, GIL wait", and with `files`

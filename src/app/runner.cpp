@@ -31,6 +31,7 @@
 #include "bpf_runtime/libbpf_log.hpp"
 #include "bpf_runtime/shared_maps.hpp"
 #include "bpf_runtime/start_turn.hpp"
+#include "live/live_view.hpp"
 #include "pyebpf/error.hpp"
 #include "pyebpf/fd.hpp"
 #include "python/memory.hpp"
@@ -49,7 +50,17 @@ namespace {
 constexpr std::size_t kKeptEnded = 16;
 
 // epoll user data: which kind of fd fired, and which one.
-enum class Source : std::uint32_t { Signal, Tick, Deadline, Target, Tracker, Lifecycle, Discovery };
+enum class Source : std::uint32_t {
+  Signal,
+  Tick,
+  Deadline,
+  Target,
+  Tracker,
+  Lifecycle,
+  Discovery,
+  ViewRefresh,
+  ViewKeys
+};
 
 std::uint64_t tag(Source source, std::uint32_t index) {
   return (static_cast<std::uint64_t>(source) << 32) | index;
@@ -164,6 +175,8 @@ class Session {
   void consume_all();
   void dispatch(const epoll_event& event);
   void loop_until_stopped();
+  // pyebpf top: the live view, fed like any output, drawn on its timer.
+  void start_live_view();
   std::vector<std::string> summary_lines(double elapsed) const;
 
   const Options& options_;
@@ -185,6 +198,7 @@ class Session {
   EventLoop loop_;
   Fd signals_;
   std::optional<JitteredTimer> ticker_;
+  std::unique_ptr<live::LiveView> live_;
   Fd deadline_;
   std::uint64_t ticks_ = 0;
   std::string stop_reason_;
@@ -252,6 +266,24 @@ void Session::start_trackers_and_watch() {
   }
 }
 
+void Session::start_live_view() {
+  std::vector<std::string> pids, names;
+  for (const auto& t : targets_.all()) pids.push_back(std::to_string(t.pid) + " " + t.comm);
+  for (const auto& t : trackers_) names.emplace_back(t->name());
+  auto lost = [this] {
+    std::uint64_t n = 0;
+    for (const auto& t : trackers_) n += t->events_lost();
+    return n;
+  };
+  live_ =
+      std::make_unique<live::LiveView>(top_feed(options_.trackers), lost,
+                                       fmt::format("pyebpf top: {} | {}", fmt::join(pids, ", "), fmt::join(names, " ")),
+                                       from_seconds(options_.top_refresh_s), live::make_display());
+  outputs_.add(live_.get());
+  loop_.add(live_->timer_fd(), Source::ViewRefresh, 0);
+  if (live_->key_fd() >= 0) loop_.add(live_->key_fd(), Source::ViewKeys, 0);
+}
+
 void Session::start_tracing(Target& t) {
   bpf::DetachPause pause;  // its first requests may come within milliseconds
   shared_maps_.add_process(t.pid, t.python->bpf_config());
@@ -317,6 +349,12 @@ void Session::dispatch(const epoll_event& event) {
     case Source::Discovery:
       discovery_->retry_due();
       break;
+    case Source::ViewRefresh:
+      live_->refresh();
+      break;
+    case Source::ViewKeys:
+      if (!live_->on_keys()) stop_reason_ = "q pressed";
+      break;
   }
 }
 
@@ -363,8 +401,11 @@ std::vector<std::string> Session::summary_lines(double elapsed) const {
 int Session::run() {
   attach_initial_targets();
   start_trackers_and_watch();
+  if (options_.command == Options::Command::Top) start_live_view();
   const std::uint64_t start_ns = monotonic_ns();
   loop_until_stopped();
+  if (live_) outputs_.remove(live_.get());
+  live_.reset();  // the terminal back before the end-of-run text
   spdlog::info("stopping: {}", stop_reason_);
   const double elapsed = static_cast<double>(monotonic_ns() - start_ns) / 1e9;
   outputs_.close(signals_.get());

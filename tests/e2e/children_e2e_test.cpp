@@ -73,7 +73,9 @@ void expect_every_worker_traced(const Json& truth, Pyebpf& pyebpf, const std::st
     const long pid = std::stol(pid_text);
     if (n.get<std::uint64_t>() >= kSampledRequests) {
       EXPECT_GT(with_function(samples[pid], "serve_request"), 0u)
-          << "worker " << pid << " served " << n << ", " << samples[pid].size() << " samples; pyebpf about it:\n"
+          << "worker " << pid << " served " << n << ", " << samples[pid].size()
+          << " samples, the first: " << (samples[pid].empty() ? Json() : samples[pid].front()).dump()
+          << "\npyebpf about it:\n"
           << log_about(pyebpf.stderr_text(), pid);
     }
     std::uint64_t seen = 0;

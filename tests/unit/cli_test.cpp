@@ -76,6 +76,22 @@ TEST(Cli, ReportSubcommandNeedsNoTarget) {
   EXPECT_FALSE(parse({"report"}).options);
 }
 
+TEST(Cli, TopNeedsATargetNotAnEnvAndKeepsStdoutForItsView) {
+  auto p = parse({"top", "-p", "12", "--refresh", "2", "--enable", "py_stack", "--sqlite", "seen.db"});
+  ASSERT_TRUE(p.options);
+  EXPECT_EQ(p.options->command, Options::Command::Top);
+  EXPECT_EQ(p.options->env, "top");
+  EXPECT_EQ(p.options->top_refresh_s, 2.0);
+  EXPECT_EQ(p.options->sqlite_path, "seen.db");
+  EXPECT_EQ(parse({"top", "-p", "12"}).options->top_refresh_s, 1.0);
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"top"}, {"top", "-p", "1", "--also-stdout"}, {"top", "-p", "1", "--refresh", "0"}}) {
+    auto bad = parse(args);
+    EXPECT_FALSE(bad.options) << args.back();
+    EXPECT_EQ(bad.exit_code, 2);
+  }
+}
+
 TEST(Cli, OutputsAndTrackerFlags) {
   auto p = parse({"-p", "1", "-e", "t", "--sqlite", "a.db", "--folded", "f", "--no-report", "--pystack-frequency",
                   "199", "--ch-batch-size", "10"});

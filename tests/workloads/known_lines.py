@@ -23,7 +23,7 @@ def outer(seconds):
     middle(seconds)  # LINE:call_middle
 
 
-ready(tid=native_id())
+ready(tid=native_id(), first_lines={f.__name__: f.__code__.co_firstlineno for f in (inner, middle, outer)})
 wait_go()
 outer(SECONDS)  # LINE:call_outer
 result(tid=native_id(), file=__file__,

@@ -11,6 +11,7 @@
 #include "bpf_runtime/ring_buffer.hpp"
 #include "bpf_runtime/skeleton.hpp"
 #include "pyebpf/error.hpp"
+#include "trackers/common/bpf_counters.hpp"
 #include "trackers/common/degradations.hpp"
 #include "trackers/common/tracker.hpp"
 
@@ -29,6 +30,9 @@ class BpfTracker : public Tracker {
   std::vector<int> wait_fds() const override { return events_ ? events_->wait_fds() : std::vector<int>{}; }
   void consume() override {
     if (events_) events_->consume();
+  }
+  std::uint64_t events_lost() const override {
+    return skel_ ? read_counters(skel_->maps.counters)[PYEBPF_CNT_RINGBUF_FULL] : 0;
   }
 
  protected:

@@ -13,6 +13,9 @@
 namespace CLI {
 class App;
 }
+namespace pyebpf::live {
+class Tally;
+}
 
 namespace pyebpf::trackers {
 
@@ -55,6 +58,9 @@ struct TrackerDescriptor {
   std::unique_ptr<sinks::ReportSection> (*report)() = nullptr;
   // The flame graphs its records feed (--folded, --speedscope). Null: none.
   std::vector<sinks::FlameGraphKind> (*flame_graphs)(const TrackerOptions* options) = nullptr;
+  // What a record of `schemas` adds to `pyebpf top`'s view (CPU samples, a
+  // thread's waits, pauses). Null: nothing.
+  void (*top)(const TrackerOptions* options, const sinks::Record& record, live::Tally& tally) = nullptr;
 };
 
 }  // namespace pyebpf::trackers

@@ -100,6 +100,8 @@ class Tracker {
   // Its lines of the end-of-run summary (one per part): what was seen and
   // what was lost.
   virtual std::vector<std::string> summary() const = 0;
+  // Events lost so far (ring buffers full), for live views.
+  virtual std::uint64_t events_lost() const { return 0; }
 };
 
 // How a decoder handled one ring-buffer record.

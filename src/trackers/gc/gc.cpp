@@ -659,6 +659,7 @@ const TrackerDescriptor& gc_tracker() {
         return std::make_unique<GcTracker>(static_cast<const GcOptions&>(*o));
       },
       .report = make_gc_report,
+      .top = [](const TrackerOptions*, const sinks::Record& r, live::Tally& tally) { gc_top(r, tally); },
   };
   return d;
 }

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "gc.h"
+#include "live/tally.hpp"
 #include "sinks/report_text.hpp"
 
 namespace pyebpf::trackers {
@@ -188,6 +189,14 @@ class GcSection : public sinks::ReportSection {
 };
 
 }  // namespace
+
+void gc_top(const sinks::Record& r, live::Tally& tally) {
+  const GcPauseSchema& s = gc_pause_schema();
+  const auto ms = &r.schema() == &s ? r.number(s.duration_ms) : std::nullopt;
+  if (!ms) return;
+  tally.wait(r, "GC", *ms, r.has(s.generation) ? fmt::format("gen {}", r.uint_value(s.generation)) : "");
+  tally.pause("GC pauses", *ms);
+}
 
 std::unique_ptr<sinks::ReportSection> make_gc_report() {
   return std::make_unique<GcSection>();

@@ -12,6 +12,10 @@
 #include "trackers/common/event_fields.hpp"
 #include "trackers/common/interval_stats.hpp"
 
+namespace pyebpf::live {
+class Tally;
+}
+
 namespace pyebpf::trackers {
 
 struct GcPauseSchema : sinks::TableSchema {
@@ -102,5 +106,7 @@ Decoded decode_gc_pause(const void* data, std::size_t size, const DecodeContext&
                         sinks::Record& out);
 
 std::unique_ptr<sinks::ReportSection> make_gc_report();
+// pyebpf top: a gc_pause is GC time of the thread that collected, and a pause.
+void gc_top(const sinks::Record& r, live::Tally& tally);
 
 }  // namespace pyebpf::trackers

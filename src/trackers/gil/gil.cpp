@@ -473,6 +473,7 @@ const TrackerDescriptor& gil_tracker() {
       },
       .report = make_gil_report,
       .flame_graphs = [](const TrackerOptions*) { return gil_flame_graphs(); },
+      .top = [](const TrackerOptions*, const sinks::Record& r, live::Tally& tally) { gil_top(r, tally); },
   };
   return d;
 }

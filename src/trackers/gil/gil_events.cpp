@@ -9,6 +9,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "live/tally.hpp"
 #include "sinks/report_text.hpp"
 #include "util/files.hpp"
 
@@ -202,6 +203,14 @@ class GilSection : public sinks::ReportSection {
 };
 
 }  // namespace
+
+void gil_top(const sinks::Record& r, live::Tally& tally) {
+  const GilWaitSchema& s = gil_wait_schema();
+  const auto ms = &r.schema() == &s ? r.number(s.duration_ms) : std::nullopt;
+  if (!ms) return;
+  const std::string holder = sinks::report::field_text(r, s.holder_thread_name, "");
+  tally.wait(r, "GIL", *ms, holder.empty() ? "" : "held by " + holder);
+}
 
 std::unique_ptr<sinks::ReportSection> make_gil_report() {
   return std::make_unique<GilSection>();

@@ -14,6 +14,10 @@
 #include "trackers/common/event_fields.hpp"
 #include "trackers/common/interval_stats.hpp"
 
+namespace pyebpf::live {
+class Tally;
+}
+
 namespace pyebpf::trackers {
 
 struct GilWaitSchema : sinks::TableSchema {
@@ -88,6 +92,8 @@ class GilDecoder {
 };
 
 std::unique_ptr<sinks::ReportSection> make_gil_report();
+// pyebpf top: a gil_wait is GIL-wait time of its waiter, "held by" its holder.
+void gil_top(const sinks::Record& r, live::Tally& tally);
 // GIL wait: weight = duration_ms; frames = the waiter's Python stack, then
 // "GIL held by <holder thread>".
 std::vector<sinks::FlameGraphKind> gil_flame_graphs();

@@ -233,6 +233,7 @@ const TrackerDescriptor& handoff_tracker() {
         return std::make_unique<HandoffTracker>(static_cast<const HandoffOptions&>(*o));
       },
       .report = make_handoff_report,
+      .top = [](const TrackerOptions*, const sinks::Record& r, live::Tally& tally) { handoff_top(r, tally); },
   };
   return d;
 }

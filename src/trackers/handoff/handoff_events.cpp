@@ -7,6 +7,7 @@
 #include <map>
 
 #include "handoff.h"
+#include "live/tally.hpp"
 #include "sinks/report_text.hpp"
 
 namespace pyebpf::trackers {
@@ -142,6 +143,12 @@ class HandoffSection : public sinks::ReportSection {
 };
 
 }  // namespace
+
+void handoff_top(const sinks::Record& r, live::Tally& tally) {
+  const HandoffSchema& s = handoff_schema();
+  const auto ms = &r.schema() == &s ? r.number(s.handoff_ms) : std::nullopt;
+  if (ms) tally.pause("queued", *ms);
+}
 
 std::unique_ptr<sinks::ReportSection> make_handoff_report() {
   return std::make_unique<HandoffSection>();

@@ -8,6 +8,10 @@
 #include "sinks/report.hpp"
 #include "trackers/common/event_fields.hpp"
 
+namespace pyebpf::live {
+class Tally;
+}
+
 namespace pyebpf::trackers {
 
 // One connection picked up by a worker thread; the thread fields are the
@@ -61,5 +65,7 @@ const RequestQueueSchema& request_queue_schema();
 Decoded decode_handoff(const void* data, std::size_t size, const DecodeContext& ctx, sinks::Record& out);
 
 std::unique_ptr<sinks::ReportSection> make_handoff_report();
+// pyebpf top: a handoff is a request's time in the queue, as a pause.
+void handoff_top(const sinks::Record& r, live::Tally& tally);
 
 }  // namespace pyebpf::trackers

@@ -464,6 +464,7 @@ const TrackerDescriptor& offcpu_tracker() {
       },
       .report = make_offcpu_report,
       .flame_graphs = [](const TrackerOptions*) { return offcpu_flame_graphs(); },
+      .top = [](const TrackerOptions*, const sinks::Record& r, live::Tally& tally) { offcpu_top(r, tally); },
   };
   return d;
 }

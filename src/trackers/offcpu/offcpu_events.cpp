@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 
+#include "live/tally.hpp"
 #include "sinks/report_text.hpp"
 #include "trackers/offcpu/offcpu_blocked.hpp"
 
@@ -202,6 +203,17 @@ class OffCpuSection : public sinks::ReportSection {
 };
 
 }  // namespace
+
+void offcpu_top(const sinks::Record& r, live::Tally& tally) {
+  const OffCpuSchema& s = off_cpu_schema();
+  const auto ms = &r.schema() == &s ? r.number(s.off_cpu_ms) : std::nullopt;
+  if (!ms) return;
+  std::string reason = sinks::report::kernel_wait(r, s.kernel_stack);
+  if (reason == "-") reason = sinks::report::field_text(r, s.prev_state, "");
+  if (r.kind(s.py_stack) == sinks::Record::Kind::PyStack && r.size(s.py_stack))
+    reason += " in " + sinks::report::short_frame(r.py_frame(s.py_stack, r.size(s.py_stack) - 1));
+  tally.wait(r, "off-CPU", *ms, reason);
+}
 
 std::unique_ptr<sinks::ReportSection> make_offcpu_report() {
   return std::make_unique<OffCpuSection>();

@@ -18,6 +18,10 @@
 #include "sinks/report.hpp"
 #include "trackers/common/event_fields.hpp"
 
+namespace pyebpf::live {
+class Tally;
+}
+
 namespace pyebpf::trackers {
 
 // Per-event mode fills cpu and not the interval fields; aggregated mode
@@ -94,6 +98,9 @@ class OffCpuDecoder {
 };
 
 std::unique_ptr<sinks::ReportSection> make_offcpu_report();
+// pyebpf top: off-CPU time of its thread, by what it slept in (the system
+// call, and the Python line that made it).
+void offcpu_top(const sinks::Record& r, live::Tally& tally);
 // off-CPU: weight = off_cpu_ms; frames = the Python stack, then the kernel
 // stack (kernel frames: "_[k]" in folded files).
 std::vector<sinks::FlameGraphKind> offcpu_flame_graphs();

@@ -74,6 +74,8 @@ const TrackerDescriptor& py_stack_tracker() {
           [](const TrackerOptions* o) {
             return py_stack_flame_graphs(static_cast<const PyStackOptions&>(*o).frequency);
           },
+      .top = [](const TrackerOptions* o, const sinks::Record& r,
+                live::Tally& tally) { py_stack_top(static_cast<const PyStackOptions&>(*o).frequency, r, tally); },
   };
   return d;
 }

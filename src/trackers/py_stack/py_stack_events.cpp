@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "live/tally.hpp"
 #include "py_stack.h"
 #include "sinks/report_text.hpp"
 
@@ -139,6 +140,10 @@ class CpuSection : public sinks::ReportSection {
 
 std::unique_ptr<sinks::ReportSection> make_py_stack_report() {
   return std::make_unique<CpuSection>();
+}
+
+void py_stack_top(unsigned frequency, const sinks::Record& r, live::Tally& tally) {
+  tally.cpu_sample(r, py_stack_schema().stack, 1000.0 / std::max(1u, frequency));
 }
 
 std::vector<sinks::FlameGraphKind> py_stack_flame_graphs(unsigned frequency) {

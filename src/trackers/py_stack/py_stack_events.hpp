@@ -10,6 +10,10 @@
 #include "sinks/report.hpp"
 #include "trackers/common/event_fields.hpp"
 
+namespace pyebpf::live {
+class Tally;
+}
+
 namespace pyebpf::trackers {
 
 struct PyStackSchema : sinks::TableSchema {
@@ -32,5 +36,7 @@ Decoded decode_py_stack(const void* data, std::size_t size, const DecodeContext&
 std::unique_ptr<sinks::ReportSection> make_py_stack_report();
 // CPU: weight = samples; speedscope ms = samples / `frequency` Hz.
 std::vector<sinks::FlameGraphKind> py_stack_flame_graphs(unsigned frequency);
+// pyebpf top: each sample is 1/`frequency` s of its thread's CPU.
+void py_stack_top(unsigned frequency, const sinks::Record& r, live::Tally& tally);
 
 }  // namespace pyebpf::trackers

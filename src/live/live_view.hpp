@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// `pyebpf top`: a sink that tallies every record its trackers' descriptors
+// know how to show (TrackerDescriptor::top), and redraws the view from the
+// last interval (or since start) every refresh; keys change what it shows.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "live/display.hpp"
+#include "live/tally.hpp"
+#include "live/view_text.hpp"
+#include "pyebpf/fd.hpp"
+#include "sinks/sink.hpp"
+
+namespace pyebpf::live {
+
+class LiveView : public sinks::Sink {
+ public:
+  using Feed = std::function<void(const sinks::Record&, Tally&)>;
+  using LostCount = std::function<std::uint64_t()>;
+
+  // `feed`: what each record adds (the registry's top_feed); `lost`: events
+  // lost so far; `title`: what is traced.
+  LiveView(Feed feed, LostCount lost, std::string title, std::chrono::nanoseconds refresh,
+           std::unique_ptr<Display> display);
+
+  void write(const sinks::Record& record) override { feed_(record, tally_); }
+
+  int timer_fd() const { return timer_.get(); }
+  int key_fd() const { return display_->key_fd(); }
+  // The refresh timer fired: close the interval and draw.
+  void refresh();
+  // Keys were typed: act on them and draw. False once `q` asks to quit.
+  bool on_keys();
+  // Applies one key to the view's state; false for `q`. (Public for tests.)
+  bool apply_key(int key);
+  const ViewState& state() const { return state_; }
+
+ private:
+  void draw();
+  // The window of the span chosen (`i`), as it is now.
+  const Window& current() const;
+  // What the screen shows: current(), or what it was when paused.
+  const Window& shown() const { return state_.paused ? frozen_ : current(); }
+
+  Feed feed_;
+  LostCount lost_;
+  std::string title_;
+  std::chrono::nanoseconds refresh_;
+  std::unique_ptr<Display> display_;
+  Fd timer_;
+  Tally tally_;
+  Window last_;    // the last interval
+  Window frozen_;  // paused: the window shown
+  ViewState state_;
+  std::chrono::steady_clock::time_point interval_start_;
+};
+
+}  // namespace pyebpf::live
