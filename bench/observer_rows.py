@@ -536,6 +536,23 @@ def rows_cpu_bound(env):
     return rows + [row]
 
 
+def rows_top(env):
+    """pyebpf top's own cost: pyebpf's CPU (% of a core while the target ran)
+    with py_stack at 999 Hz on the CPU-bound target, as a normal run and as
+    `pyebpf top` redrawing every second (text snapshots: stdout is no
+    terminal here; the terminal view draws the same lines through ncurses)."""
+    options = ["--enable", "py_stack", "--pystack-frequency", "999"]
+
+    def run(opts):
+        result, p = traced_workload(env, opts, "cpu_bound.py", CPU_BOUND_ITERATIONS)
+        result["pyebpf_cpu"] = 100 * p.cpu_s / result["wall"]
+        return result
+
+    normal, top = paired(env.args.pairs, lambda: run(options), lambda: run(["top"] + options))
+    return [paired_row("CPU-bound target, py_stack at 999 Hz, a normal run vs pyebpf top: pyebpf's CPU",
+                       "% of a core", [r["pyebpf_cpu"] for r in normal], [r["pyebpf_cpu"] for r in top])]
+
+
 # A process that is not a target, starting children: argv[1] "fork" (fork,
 # _exit(0), waitpid) or "exec" (fork, execve /bin/true, waitpid), argv[2]
 # times per burst; prints the fastest burst's ns per child. CPU time of the

@@ -10,11 +10,11 @@ LiveView::LiveView(Feed feed, LostCount lost, std::string title, std::chrono::na
     : feed_(std::move(feed)),
       lost_(std::move(lost)),
       title_(std::move(title)),
-      refresh_(refresh),
       display_(std::move(display)),
       timer_(make_timer(refresh, refresh)),
       interval_start_(std::chrono::steady_clock::now()) {
-  draw();
+  // A terminal shows the (empty) view at once; snapshots start with data.
+  if (display_->key_fd() >= 0) draw();
 }
 
 void LiveView::refresh() {

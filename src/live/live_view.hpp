@@ -50,7 +50,6 @@ class LiveView : public sinks::Sink {
   Feed feed_;
   LostCount lost_;
   std::string title_;
-  std::chrono::nanoseconds refresh_;
   std::unique_ptr<Display> display_;
   Fd timer_;
   Tally tally_;

@@ -187,13 +187,13 @@ TEST_F(TopFeed, SortAndThreadFilterChangeWhatIsListed) {
   EXPECT_EQ(next_thread(w, 1u), std::nullopt);
 }
 
-// A display that keeps what it was shown and types the keys given.
+// A terminal-like display that keeps what it was shown and types the keys given.
 class FakeDisplay : public Display {
  public:
   explicit FakeDisplay(std::vector<std::string>* shown, std::vector<int>* keys) : shown_(shown), keys_(keys) {}
   Screen size() const override { return {80, 24}; }
   void show(const std::vector<std::string>& lines) override { *shown_ = lines; }
-  int key_fd() const override { return -1; }
+  int key_fd() const override { return 0; }  // as a terminal's: never read here
   std::vector<int> keys() override { return std::exchange(*keys_, {}); }
   std::string last_warning() const override { return {}; }
 
