@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sqlite3.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -392,6 +395,63 @@ std::vector<Json> Pyebpf::events(const std::string& metric) const {
     if (e.value("metric", "") == metric) out.push_back(e);
   }
   return out;
+}
+
+std::vector<std::vector<std::string>> sqlite_rows(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::vector<std::vector<std::string>> rows;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    ADD_FAILURE() << "cannot open " << path;
+    sqlite3_close(db);
+    return rows;
+  }
+  sqlite3_busy_timeout(db, 5000);
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
+    ADD_FAILURE() << sqlite3_errmsg(db) << " in " << sql;
+  } else {
+    while (sqlite3_step(s) == SQLITE_ROW) {
+      std::vector<std::string> row;
+      for (int i = 0; i < sqlite3_column_count(s); ++i) {
+        auto* t = sqlite3_column_text(s, i);
+        row.emplace_back(t ? reinterpret_cast<const char*>(t) : "");
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return rows;
+}
+
+namespace {
+
+int machine_lock() {
+  static const int fd = ::open("/tmp/pyebpf-e2e.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  return fd;
+}
+
+// Every test's share of the machine: the shared lock, from before the test to the process's end.
+class SharedMachine : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (machine_lock() < 0 || ::flock(machine_lock(), LOCK_SH) != 0)
+      ADD_FAILURE() << "/tmp/pyebpf-e2e.lock: " << std::strerror(errno);
+  }
+};
+
+[[maybe_unused]] ::testing::Environment* const kSharedMachine = ::testing::AddGlobalTestEnvironment(new SharedMachine);
+
+}  // namespace
+
+// flock() converts the test's shared lock (not atomically: it waits as any
+// other exclusive locker once its shared lock is gone), and back.
+WholeMachine::WholeMachine() {
+  if (::flock(machine_lock(), LOCK_EX) != 0) ADD_FAILURE() << "flock /tmp/pyebpf-e2e.lock: " << std::strerror(errno);
+}
+
+WholeMachine::~WholeMachine() {
+  ::flock(machine_lock(), LOCK_SH);
 }
 
 std::string summary_line(const std::string& stderr_text, const std::string& tracker) {

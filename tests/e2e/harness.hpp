@@ -137,6 +137,10 @@ class Pyebpf {
 // workloads report: the host tid, or the one in the container's pid namespace).
 std::vector<Json> of_tid(const std::vector<Json>& events, long tid);
 
+// The rows `sql` selects in the SQLite file at `path`, each column as text
+// (a failure is reported and gives no rows).
+std::vector<std::vector<std::string>> sqlite_rows(const std::string& path, const std::string& sql);
+
 // pyebpf's end-of-run summary line of `tracker` ("pyebpf: gc: ..."), "" if none.
 std::string summary_line(const std::string& stderr_text, const std::string& tracker);
 // The number before `label` ("12 lost") in the first of `tracker`'s summary
@@ -154,6 +158,20 @@ long ns_pid(pid_t pid);
 // (GO), stops pyebpf once the workload reported its ground truth (RESULT,
 // returned), and expects pyebpf to have exited 0.
 Json profile(Workload& workload, Pyebpf& pyebpf, std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+// tools/test runs the end-to-end tests one per CPU at a time. Each holds a
+// shared lock on /tmp/pyebpf-e2e.lock for its whole run (bench/observer takes
+// it exclusively, so neither disturbs the other); a test that measures the
+// CPUs themselves (a busy target on every CPU, samples per CPU-second) makes
+// it exclusive with this guard, for the scope it lives in: the other tests
+// finish first, and none starts meanwhile.
+class WholeMachine {
+ public:
+  WholeMachine();
+  ~WholeMachine();
+  WholeMachine(const WholeMachine&) = delete;
+  WholeMachine& operator=(const WholeMachine&) = delete;
+};
 
 // Sets an environment variable for the children started in a scope.
 class ScopedEnv {

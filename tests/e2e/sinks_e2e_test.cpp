@@ -5,7 +5,6 @@
 // must equal the JSON lines pyebpf printed at the same time (--also-stdout).
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -72,33 +71,6 @@ long long number_before(const std::string& text, const std::string& label) {
   std::regex re("(\\d+) " + label);
   if (!std::regex_search(text, m, re)) return -1;
   return std::stoll(m[1].str());
-}
-
-std::vector<std::vector<std::string>> sqlite_rows(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  std::vector<std::vector<std::string>> rows;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    ADD_FAILURE() << "cannot open " << path;
-    sqlite3_close(db);
-    return rows;
-  }
-  sqlite3_busy_timeout(db, 5000);
-  sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
-    ADD_FAILURE() << sqlite3_errmsg(db) << " in " << sql;
-  } else {
-    while (sqlite3_step(s) == SQLITE_ROW) {
-      std::vector<std::string> row;
-      for (int i = 0; i < sqlite3_column_count(s); ++i) {
-        auto* t = sqlite3_column_text(s, i);
-        row.emplace_back(t ? reinterpret_cast<const char*>(t) : "");
-      }
-      rows.push_back(std::move(row));
-    }
-  }
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return rows;
 }
 
 std::multiset<Key> sqlite_keys(const std::string& path) {

@@ -22,10 +22,13 @@ std::string hot_function(const Workload& workload) {
   return "inner (known_lines.py:" + std::to_string(workload.ready().at("first_lines").at("inner").get<int>()) + ")";
 }
 
-TEST(TopE2E, SnapshotsOnAPipeNameTheHotFunctionItsThreadAndShare) {
+// With an output beside the view: what was seen is also kept.
+TEST(TopE2E, SnapshotsOnAPipeNameTheHotFunctionAndOutputsAreWritten) {
+  const std::string db = ::testing::TempDir() + "pyebpf-top-" + std::to_string(getpid()) + ".db";
+  std::filesystem::remove(db);
   Workload workload(python_3_11(), "known_lines.py", {"6"});
   Child top({pyebpf_binary(), "top", "-p", std::to_string(workload.pid()), "--refresh", "0.5", "--enable", "py_stack",
-             "offcpu"});
+             "offcpu", "--sqlite", db});
   ASSERT_TRUE(top.wait_for_stderr("tracing", 30s)) << top.stderr_text();
   workload.go();
   // A snapshot whose top row is the spinning function, nearly all of the CPU.
@@ -39,6 +42,12 @@ TEST(TopE2E, SnapshotsOnAPipeNameTheHotFunctionItsThreadAndShare) {
   top.signal(SIGINT);
   EXPECT_EQ(top.wait(30s), 0) << top.stderr_text();
   EXPECT_NE(top.stderr_text().find("pyebpf: py_stack:"), std::string::npos) << "the end-of-run summary still comes";
+  const auto rows =
+      sqlite_rows(db, "SELECT COUNT(*), SUM(stack LIKE '%inner (%') FROM ebpf_py_stacks WHERE env = 'top'");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_GT(std::stol(rows[0][0]), 10) << "the samples are stored too";
+  EXPECT_GT(std::stol(rows[0][1]), 10);
+  std::filesystem::remove(db);
 }
 
 // A tmux server of its own, one 80x24 window running a plain shell.
