@@ -10,10 +10,20 @@ namespace f = sinks::thread_fields;
 
 namespace {
 
+// Bounds for a view left open for days on a service whose threads come and
+// go: threads beyond the first kMaxThreads of a window are counted together
+// (tid 0), functions and reasons beyond these are left out of the lists
+// (their time still counts in the thread's totals).
+constexpr std::size_t kMaxThreads = 4096;
+constexpr std::size_t kMaxFunctionsPerThread = 4096;
+constexpr std::size_t kMaxReasons = 1024;
+constexpr std::string_view kOtherThreads = "(other threads)";
+
 ThreadTime& thread_of(Window& w, const sinks::Record& r) {
-  const auto tid = r.has(f::tid) ? static_cast<std::uint32_t>(r.uint_value(f::tid)) : 0;
+  auto tid = r.has(f::tid) ? static_cast<std::uint32_t>(r.uint_value(f::tid)) : 0;
+  if (!w.threads.count(tid) && w.threads.size() >= kMaxThreads) tid = 0;
   ThreadTime& t = w.threads[tid];
-  const std::string_view name = sinks::report::thread_of(r);
+  const std::string_view name = tid ? sinks::report::thread_of(r) : kOtherThreads;
   if (t.name != name) t.name = name;  // the latest: a thread may be named after it started
   if (r.has(f::pid)) t.pid = static_cast<std::uint32_t>(r.uint_value(f::pid));
   return t;
@@ -27,7 +37,7 @@ FunctionTime* function(ThreadTime& t, const stack::PyFrame& frame) {
   FunctionKey key{std::string(frame.function), std::string(frame.file), frame.first_line};
   auto it = t.functions.find(key);
   if (it != t.functions.end()) return &it->second;
-  if (t.functions.size() >= sinks::report::kMaxKeys) return nullptr;
+  if (t.functions.size() >= kMaxFunctionsPerThread) return nullptr;
   return &t.functions[std::move(key)];
 }
 
@@ -66,7 +76,7 @@ void Tally::wait(const sinks::Record& r, std::string_view kind, double ms, std::
     if (reason.empty()) return;
     auto reason_it = it->second.reasons.find(reason);
     if (reason_it == it->second.reasons.end()) {
-      if (it->second.reasons.size() >= sinks::report::kMaxKeys) return;
+      if (it->second.reasons.size() >= kMaxReasons) return;
       reason_it = it->second.reasons.emplace(std::string(reason), 0.0).first;
     }
     reason_it->second += ms;

@@ -46,8 +46,8 @@ struct ThreadTime {
   std::map<std::string, WaitTime, std::less<>> waits;  // by kind
 };
 
-// Everything counted over some span of time. Distinct functions (per thread)
-// and reasons are capped (report::kMaxKeys) so hours of a view stay bounded.
+// Everything counted over some span of time; bounded (tally.cpp) so that a
+// view left open for days stays small.
 struct Window {
   double seconds = 0;
   double cpu_ms = 0;  // of every sample

@@ -167,6 +167,15 @@ TEST_F(TopFeed, ManyThreadsAndFunctionsAreCutToTheScreen) {
   EXPECT_NE(line_with(lines, "T40 40").size(), 0u) << "the busiest thread is listed";
 }
 
+TEST_F(TopFeed, ThreadsBeyondTheBoundAreCountedTogether) {
+  for (int i = 1; i <= 5000; ++i) samples("T", i, "f (/a.py:1)", 1);
+  const Window w = tally_.roll(1.0, 0);
+  EXPECT_EQ(w.samples, 5000u);
+  ASSERT_EQ(w.threads.size(), 4097u) << "4096 threads, then one for the rest";
+  EXPECT_EQ(w.threads.at(0).name, "(other threads)");
+  EXPECT_NEAR(w.threads.at(0).cpu_ms, 904 * 1000.0 / 99, 1e-6);
+}
+
 TEST_F(TopFeed, SortAndThreadFilterChangeWhatIsListed) {
   samples("MainThread", 1, "outer (/a.py:1);inner (/a.py:9)", 10);
   samples("Worker", 2, "work (/w.py:1)", 30);
