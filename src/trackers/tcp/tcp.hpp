@@ -67,6 +67,7 @@ class TcpTracker : public BpfTracker<tcp_bpf> {
   Counters counters() const;
   std::string connect_summary(const Counters& c) const;
   std::string accept_summary(const Counters& c) const;
+  std::string state_hooks_skipped_note() const;
   std::string loss_summary(const Counters& c) const;
 
   const TcpOptions options_;
