@@ -45,8 +45,7 @@ const volatile __u32 targ_capture = PYEBPF_OFFCPU_CAPTURE_AT_RESUME;
 /*
  * Run-queue time from the kernel's own accounting of each thread (struct
  * sched_info, CONFIG_SCHED_INFO: the run_delay of /proc/PID/schedstat), read
- * at switch-out and when the thread resumes (sched_exit_tp), instead of a
- * hook on every wake-up. The
+ * at switch-out and switch-in, instead of a hook on every wake-up. The
  * wake-up hook ran in the waker's context and wrote to the wakee's record, a
  * cache line of another CPU: in a GIL convoy, where every hand-off is a
  * futex wake-up (~220,000 a second in bench/workloads/gil_convoy.py), it cost
@@ -502,7 +501,7 @@ static __always_inline void end_sleep(struct pyebpf_offcpu_thread *rec, struct t
 		/* Stacks when it resumes: handle_resume(), right after this switch
 		 * (or right now, where this runs at the resume). */
 		rec->phase = PYEBPF_OFFCPU_CAPTURE;
-		pending = targ_runq_from_kernel ? NULL : bpf_map_lookup_elem(&pending_capture, &zero);
+		pending = bpf_map_lookup_elem(&pending_capture, &zero);
 		if (pending)
 			*pending = tid;
 		return;
@@ -552,6 +551,38 @@ static __always_inline void switch_in(struct pyebpf_offcpu_thread *rec, struct t
 }
 
 /*
+ * targ_runq_from_kernel, at sched_switch: `next`'s run-queue time since it
+ * left is what its sched_info.run_delay grew by meanwhile (an earlier part of
+ * the wait, e.g. on another CPU before a migration) plus the wait that ends
+ * now, which context_switch adds to run_delay after this tracepoint:
+ * rq_clock - last_queued, as sched_info_arrive() computes it. The rest of the
+ * time away was the sleep. Done here rather than when the thread resumes, so
+ * the resume hook only checks a per-CPU slot: in a GIL convoy every switch-in
+ * of a target thread ran a second lookup of its record there.
+ */
+static __always_inline void runq_from_kernel(struct pyebpf_offcpu_thread *rec, struct task_struct *next, __u64 now)
+{
+	__u64 away = now - rec->off_ts, runq = next->sched_info.run_delay - rec->run_delay, queued = 0;
+
+	/* Plain loads of the BTF-typed task: a probe read per hop cost ~100 ns
+	 * more per switch-in. */
+	if (bpf_core_field_exists(next->sched_info.last_queued))
+		queued = next->sched_info.last_queued;
+	if (queued && bpf_core_field_exists(next->se.cfs_rq)) {
+		/* This CPU's run queue, which `next` was just picked from, through
+		 * its group scheduling entity (CONFIG_FAIR_GROUP_SCHED: user space
+		 * checks; the per-CPU `runqueues` symbol needs KALLSYMS_ALL). */
+		__u64 clock = next->se.cfs_rq->rq->clock;
+
+		if (clock > queued)
+			runq += clock - queued;
+	}
+	rec->runq_ts = now - (runq < away ? runq : away);
+	if (rec->phase == PYEBPF_OFFCPU_SLEEPING)
+		rec->phase = PYEBPF_OFFCPU_WOKEN;
+}
+
+/*
  * `btf`: the tp_btf hook's BTF-typed tasks are read with plain loads, the
  * raw_tp one's with probe reads (task.bpf.h). This runs at every context
  * switch of the host, so the cheap path matters.
@@ -582,15 +613,21 @@ static __always_inline int handle_switch(void *ctx, bool preempt, struct task_st
 			forget_thread(prev, tid, btf);
 		}
 	}
-	/* With the kernel's run-queue accounting, the resume handles it. */
-	if ((btf && targ_runq_from_kernel) || !pyebpf_maybe_proc(next_tgid))
+	if (!pyebpf_maybe_proc(next_tgid))
 		return 0;
 	tid = PYEBPF_KREAD(btf, next, pid);
 	rec = thread_record(next, tid, btf, false); /* a thread with a record is a target's (above) */
 	if (!rec)
 		return 0; /* first sight of this thread: it went to sleep before we attached */
-	if (!now)
+	if (btf && targ_runq_from_kernel) {
+		if (rec->phase == PYEBPF_OFFCPU_RUNNING)
+			return 0; /* never seen leaving: no switch-in to account */
+		if (!now)
+			now = bpf_ktime_get_ns();
+		runq_from_kernel(rec, next, now);
+	} else if (!now) {
 		now = bpf_ktime_get_ns();
+	}
 	switch_in(rec, next, btf, tid, now);
 	return 0;
 }
@@ -648,39 +685,6 @@ static __always_inline void capture(void *ctx, struct pyebpf_offcpu_thread *rec,
 	report(rec, bpf_get_current_task_btf(), true, ev);
 }
 
-/*
- * targ_runq_from_kernel: the current task has just been switched in. Its run-
- * queue time since it left is what the kernel's sched_info.run_delay grew by
- * meanwhile (context_switch added this wait to it before this tracepoint,
- * and any earlier part, e.g. a wait on another CPU before a migration): the
- * rest of the time away was the sleep. A reported sleep's stacks are taken
- * here, in the sleeper's own context.
- */
-static __always_inline int resume_from_kernel_runq(void *ctx)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct pyebpf_offcpu_thread *rec;
-	__u32 tgid = task->tgid, tid;
-	__u64 now, away, runq;
-
-	if (!pyebpf_maybe_proc(tgid))
-		return 0; /* the common case: not a target */
-	tid = task->pid;
-	rec = thread_record(task, tid, true, false);
-	if (!rec || rec->phase == PYEBPF_OFFCPU_RUNNING)
-		return 0; /* never seen leaving (asleep since before attach), or no switch */
-	now = bpf_ktime_get_ns();
-	away = now - rec->off_ts;
-	runq = task->sched_info.run_delay - rec->run_delay;
-	rec->runq_ts = now - (runq < away ? runq : away);
-	if (rec->phase == PYEBPF_OFFCPU_SLEEPING)
-		rec->phase = PYEBPF_OFFCPU_WOKEN;
-	switch_in(rec, task, true, tid, now);
-	if (rec->phase == PYEBPF_OFFCPU_CAPTURE)
-		capture(ctx, rec, tgid, tid);
-	return 0;
-}
-
 /* End of __schedule in the task that now runs: take a reported sleep's stacks.
  * `btf`: whether this is the tp_btf hook. */
 static __always_inline int handle_resume(void *ctx, bool btf)
@@ -690,8 +694,6 @@ static __always_inline int handle_resume(void *ctx, bool btf)
 	__u64 pid_tgid;
 	__u32 tid;
 
-	if (btf && targ_runq_from_kernel)
-		return resume_from_kernel_runq(ctx);
 	pending = bpf_map_lookup_elem(&pending_capture, &zero);
 	if (!pending || !*pending)
 		return 0; /* the common case: nothing to capture on this CPU */

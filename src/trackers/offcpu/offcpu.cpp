@@ -200,7 +200,12 @@ void OffCpuTracker::start(TrackerContext& ctx) {
   hooks.at_resume = o.capture == "resume" || (o.capture == "auto" && has_exit_tp);
   // The kernel's per-thread run-queue accounting (CONFIG_SCHED_INFO), read
   // when a thread resumes, spares a hook on every wake-up of the host.
-  hooks.runq_from_kernel = hooks.at_resume && has_exit_tp && bpf::kernel_struct_has_member("sched_info", "run_delay");
+  // Read at switch-in: the wait ending then is the run queue's clock minus
+  // last_queued, and the run queue is reached through the task's cfs_rq.
+  hooks.runq_from_kernel = hooks.at_resume && has_exit_tp &&
+                           bpf::kernel_struct_has_member("sched_info", "last_queued") &&
+                           bpf::kernel_struct_has_member("sched_entity", "cfs_rq") &&
+                           bpf::kernel_struct_has_member("cfs_rq", "rq");
   if (o.capture == "auto" && !has_exit_tp)
     spdlog::info(
         "offcpu: no sched_exit_tp tracepoint in this kernel (Linux < 6.16): stacks are taken at every "
@@ -231,7 +236,7 @@ void OffCpuTracker::start(TrackerContext& ctx) {
       "offcpu: hooks {}; run-queue time from {}; stacks taken {}; {}; sleeps >= {} ms; Python stacks {}; "
       "kernel/user stacks up to {} frames",
       fmt::join(hooks_, ", "),
-      runq_from_kernel_ ? "the kernel's sched_info (run_delay), read at resume" : "sched_waking",
+      runq_from_kernel_ ? "the kernel's sched_info (run_delay, last_queued), read at switch-in" : "sched_waking",
       at_resume_ ? "when a reported sleep resumes" : "at every switch-out",
       o.aggregate_s > 0 ? fmt::format("aggregated in BPF, emitted every {} s", o.aggregate_s)
                         : std::string("one event per sleep"),

@@ -60,7 +60,7 @@ class OffCpuTracker : public BpfTracker<offcpu_bpf> {
   struct Hooks {
     bool tp_btf = true;            // else raw_tp
     bool at_resume = true;         // stacks taken at sched_exit_tp, else at switch-out
-    bool runq_from_kernel = true;  // tp_btf: run-queue time from sched_info at resume, no wake-up hooks
+    bool runq_from_kernel = true;  // tp_btf: run-queue time from sched_info at switch-in, no wake-up hooks
     std::string family() const { return tp_btf ? "tp_btf" : "raw_tp"; }
   };
   Skeleton open_and_load(const Hooks& hooks) const;
@@ -82,7 +82,7 @@ class OffCpuTracker : public BpfTracker<offcpu_bpf> {
   std::vector<bpf::Link> links_;
   std::vector<std::string> hooks_;  // attached, for the log
   bool at_resume_ = true;
-  bool runq_from_kernel_ = false;  // run-queue time from sched_info, read at resume
+  bool runq_from_kernel_ = false;  // run-queue time from sched_info, read at switch-in
   Fd agg_timer_;                   // aggregated mode: end of an interval
   std::uint64_t interval_start_ns_ = 0;
   std::optional<native::Kallsyms> kallsyms_;
