@@ -96,14 +96,19 @@ void functions(std::vector<std::string>& out, const Window& w, const ViewState& 
   if (sorted.empty()) line(out, "     (no CPU samples with Python frames)", s.width);
 }
 
+// Every thread of the window, the one on CPU or waiting longest first.
+std::vector<std::pair<std::uint32_t, ThreadTime>> busiest(const Window& w) {
+  return r::top(
+      w.threads, [](const ThreadTime& t) { return t.cpu_ms + waited_ms(t); }, w.threads.size());
+}
+
 std::vector<std::pair<std::uint32_t, ThreadTime>> threads_of(const Window& w, const ViewState& state) {
   if (state.threads_by_name) {
     std::vector<std::pair<std::uint32_t, ThreadTime>> v(w.threads.begin(), w.threads.end());
     std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.name < b.second.name; });
     return v;
   }
-  return r::top(
-      w.threads, [](const ThreadTime& t) { return t.cpu_ms + waited_ms(t); }, w.threads.size());
+  return busiest(w);
 }
 
 // The kind of wait that took the thread longest, and its main reason.
@@ -159,12 +164,11 @@ std::vector<std::string> render(const Window& window, const ViewState& state, co
 }
 
 std::optional<std::uint32_t> next_thread(const Window& window, std::optional<std::uint32_t> current) {
-  const auto busiest = r::top(
-      window.threads, [](const ThreadTime& t) { return t.cpu_ms + waited_ms(t); }, window.threads.size());
-  if (busiest.empty()) return std::nullopt;
-  if (!current) return busiest.front().first;
-  for (std::size_t i = 0; i + 1 < busiest.size(); ++i) {
-    if (busiest[i].first == *current) return busiest[i + 1].first;
+  const auto threads = busiest(window);
+  if (threads.empty()) return std::nullopt;
+  if (!current) return threads.front().first;
+  for (std::size_t i = 0; i + 1 < threads.size(); ++i) {
+    if (threads[i].first == *current) return threads[i + 1].first;
   }
   return std::nullopt;
 }

@@ -5,6 +5,7 @@
 #include "app/registry.hpp"
 #include "sinks/record_input.hpp"
 #include "sinks/report_text.hpp"
+#include "text_lines.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 using report::Distribution;
+using test::line_with;
 
 std::size_t columns(const std::string& s) {
   std::size_t n = 0;
@@ -28,21 +30,6 @@ void expect_fits(const std::string& text) {
   while (std::getline(in, line)) EXPECT_LE(columns(line), report::kWidth) << line;
 }
 
-// The line of `text` that contains `needle` (empty if none), with runs of
-// spaces squashed to one so assertions name values, not column widths.
-std::string line_with(const std::string& text, const std::string& needle) {
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::string out;
-    for (char c : line) {
-      if (c == ' ' && !out.empty() && out.back() == ' ') continue;
-      out += c;
-    }
-    if (out.find(needle) != std::string::npos) return out;
-  }
-  return {};
-}
 
 Json thread_event(const char* metric, const char* thread, long tid) {
   return {{"metric", metric},  {"env", "t"},           {"ts", "2026-11-29T16:14:43.000000Z"},

@@ -11,11 +11,14 @@
 #include "live/tally.hpp"
 #include "live/view_text.hpp"
 #include "sinks/record_input.hpp"
+#include "text_lines.hpp"
 
 namespace pyebpf::live {
 namespace {
 
 using Json = nlohmann::ordered_json;
+using test::line_with;
+using test::squashed;
 
 Json thread_event(const char* metric, const char* thread, long tid) {
   return {{"metric", metric},  {"env", "t"},           {"ts", "2026-11-29T16:14:43.000000Z"},
@@ -68,23 +71,6 @@ class TopFeed : public ::testing::Test {
   Tally tally_;
 };
 
-// "a b c" with runs of spaces squashed, for asserting values, not widths.
-std::string squashed(const std::string& line) {
-  std::string out;
-  for (char c : line) {
-    if (c == ' ' && (out.empty() || out.back() == ' ')) continue;
-    out += c;
-  }
-  return out;
-}
-
-std::string line_with(const std::vector<std::string>& lines, const std::string& needle) {
-  for (const auto& l : lines) {
-    std::string s = squashed(l);
-    if (s.find(needle) != std::string::npos) return s;
-  }
-  return {};
-}
 
 TEST_F(TopFeed, EachTrackerFillsItsPartOfTheThreads) {
   samples("MainThread", 1, "<module> (/srv/app.py:1);handle (/srv/app.py:10);spin (/srv/app.py:20)", 99);
