@@ -202,10 +202,9 @@ void OffCpuTracker::start(TrackerContext& ctx) {
   // when a thread resumes, spares a hook on every wake-up of the host.
   // Read at switch-in: the wait ending then is the run queue's clock minus
   // last_queued, and the run queue is reached through the task's cfs_rq.
-  hooks.runq_from_kernel = hooks.at_resume && has_exit_tp &&
-                           bpf::kernel_struct_has_member("sched_info", "last_queued") &&
-                           bpf::kernel_struct_has_member("sched_entity", "cfs_rq") &&
-                           bpf::kernel_struct_has_member("cfs_rq", "rq");
+  hooks.runq_from_kernel =
+      hooks.at_resume && has_exit_tp && bpf::kernel_struct_has_member("sched_info", "last_queued") &&
+      bpf::kernel_struct_has_member("sched_entity", "cfs_rq") && bpf::kernel_struct_has_member("cfs_rq", "rq");
   if (o.capture == "auto" && !has_exit_tp)
     spdlog::info(
         "offcpu: no sched_exit_tp tracepoint in this kernel (Linux < 6.16): stacks are taken at every "
