@@ -30,7 +30,6 @@ void expect_fits(const std::string& text) {
   while (std::getline(in, line)) EXPECT_LE(columns(line), report::kWidth) << line;
 }
 
-
 Json thread_event(const char* metric, const char* thread, long tid) {
   return {{"metric", metric},  {"env", "t"},           {"ts", "2026-11-29T16:14:43.000000Z"},
           {"ts_us", 1},        {"pid", 100},           {"tid", tid},

@@ -71,7 +71,6 @@ class TopFeed : public ::testing::Test {
   Tally tally_;
 };
 
-
 TEST_F(TopFeed, EachTrackerFillsItsPartOfTheThreads) {
   samples("MainThread", 1, "<module> (/srv/app.py:1);handle (/srv/app.py:10);spin (/srv/app.py:20)", 99);
   samples("Worker", 2, "run (/srv/w.py:1);parse (/srv/w.py:30)", 33);
