@@ -165,10 +165,24 @@ std::optional<std::string> ThreadNames::name(std::uint64_t thread_ident, std::ui
       unnamed_[key] = Retry{now + backoff, backoff};
     }
   }
-  if (it != names_.end()) return it->second->named->name;
-  // Not registered yet, or not a threading thread. Not cached: the thread
-  // is named from _active once it registers.
-  return refreshed ? starting_thread_name(thread_ident) : std::nullopt;
+  if (it != names_.end()) {
+    if (!starting_.empty()) starting_.erase(key);
+    return it->second->named->name;
+  }
+  // Not registered yet, or not a threading thread: named from _limbo (kept
+  // until the thread is in _active, which names it from then on).
+  if (!refreshed) {
+    auto s = starting_.find(key);
+    return s == starting_.end() ? std::nullopt : std::optional<std::string>(s->second);
+  }
+  auto name = starting_thread_name(thread_ident);
+  if (!name) {
+    starting_.erase(key);  // left _limbo without registering (exited), or never a threading thread
+  } else {
+    if (starting_.size() > 4096) starting_.clear();
+    starting_[key] = *name;
+  }
+  return name;
 }
 
 }  // namespace pyebpf::python

@@ -107,6 +107,10 @@ class ThreadNames {
     std::uint64_t backoff_ns;
   };
   std::map<std::pair<std::uint64_t, std::uint32_t>, Retry> unnamed_;  // by (ident, native id)
+  // Names found in threading._limbo, by (ident, native id), for threads not
+  // yet in _active: a starting thread's next events within the back-off get
+  // the name without a read. Dropped once the thread is found in _active.
+  std::map<std::pair<std::uint64_t, std::uint32_t>, std::string> starting_;
   std::uint64_t last_refresh_ns_ = 0;
   std::uint64_t last_full_ns_ = 0;
   Insertions insertions_at_refresh_;

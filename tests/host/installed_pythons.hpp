@@ -20,6 +20,13 @@ inline std::string pyenv_lib(const std::string& version) {
   return std::string(home ? home : "/root") + "/.pyenv/versions/" + version + "/lib/libpython" + minor + ".so.1.0";
 }
 
+// pyenv's interpreter of `version` ("3.12.1").
+inline std::string pyenv_python(const std::string& version) {
+  const std::string minor = version.substr(0, version.rfind('.'));
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/root") + "/.pyenv/versions/" + version + "/bin/python" + minor;
+}
+
 }  // namespace pyebpf::host
 
 // Skips the test, naming the file, where this machine lacks it.
