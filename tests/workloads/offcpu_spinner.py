@@ -13,7 +13,8 @@ page fault, a real sleep that pyebpf rightly reports.
 
 Usage: offcpu_spinner.py SECONDS CPU
 RESULT {"tid": <the spinning thread>, "cpu_s": <CPU time it burned after the
-warm-up>, "steady_us": <epoch us when the warm-up ended>}
+warm-up>, "steady_us": <epoch us when the warm-up ended>, "steady_end_us": <epoch
+us when it stopped spinning>}
 """
 import ctypes
 import os
@@ -43,6 +44,9 @@ def cpu_bound():
     deadline = time.monotonic() + SECONDS
     while time.monotonic() < deadline:
         burn_cpu(0.01)
+    # Its exit may sleep: glibc loads libgcc_s at pthread_exit (3.8 ends its
+    # threads that way), a file page fault where the disk is busy.
+    info["steady_end_us"] = int(time.time() * 1e6)
     info["cpu_s"] = time.thread_time() - start
 
 
