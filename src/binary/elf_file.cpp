@@ -193,7 +193,13 @@ ElfFile ElfFile::parse(Elf* elf, const std::string& path) {
   file.shared_object_ = ehdr.e_type == ET_DYN;
 
   std::size_t phnum = 0;
-  elf_getphdrnum(elf, &phnum);
+  if (elf_getphdrnum(elf, &phnum) != 0) phnum = 0;
+  // A hostile count (e_phnum = PN_XNUM takes it from section 0's sh_info:
+  // up to 2^32 - 1) kept a fuzzed 655-byte image in this loop for minutes:
+  // no more headers than the image can hold.
+  std::size_t image_size = 0;
+  elf_rawfile(elf, &image_size);
+  phnum = std::min(phnum, image_size / sizeof(Elf32_Phdr));
   for (std::size_t i = 0; i < phnum; ++i) {
     GElf_Phdr phdr;
     if (!gelf_getphdr(elf, static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD) continue;
