@@ -498,8 +498,7 @@ static __always_inline void end_sleep(struct pyebpf_offcpu_thread *rec, struct t
 	if (targ_capture != PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT) {
 		__u32 zero = 0, *pending;
 
-		/* Stacks when it resumes: handle_resume(), right after this switch
-		 * (or right now, where this runs at the resume). */
+		/* Stacks when it resumes: handle_resume(), right after this switch. */
 		rec->phase = PYEBPF_OFFCPU_CAPTURE;
 		pending = bpf_map_lookup_elem(&pending_capture, &zero);
 		if (pending)

@@ -13,18 +13,23 @@ namespace pyebpf::host {
 inline constexpr const char* kDebianPython = "/usr/bin/python3.11";
 inline constexpr const char* kSidRoot = "/var/cache/pyebpf/sid";  // tools/install-sid-root
 
+// pyenv's build of `version` ("3.11.7"): its directory and its minor ("3.11").
+inline std::string pyenv_dir(const std::string& version) {
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/root") + "/.pyenv/versions/" + version;
+}
+inline std::string minor_of(const std::string& version) {
+  return version.substr(0, version.rfind('.'));
+}
+
 // pyenv's shared libpython of `version` ("3.11.7").
 inline std::string pyenv_lib(const std::string& version) {
-  const std::string minor = version.substr(0, version.rfind('.'));
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : "/root") + "/.pyenv/versions/" + version + "/lib/libpython" + minor + ".so.1.0";
+  return pyenv_dir(version) + "/lib/libpython" + minor_of(version) + ".so.1.0";
 }
 
 // pyenv's interpreter of `version` ("3.12.1").
 inline std::string pyenv_python(const std::string& version) {
-  const std::string minor = version.substr(0, version.rfind('.'));
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : "/root") + "/.pyenv/versions/" + version + "/bin/python" + minor;
+  return pyenv_dir(version) + "/bin/python" + minor_of(version);
 }
 
 }  // namespace pyebpf::host

@@ -199,8 +199,8 @@ void OffCpuTracker::start(TrackerContext& ctx) {
   bool has_exit_tp = bpf::kernel_has_btf_tracepoint("sched_exit_tp");
   hooks.at_resume = o.capture == "resume" || (o.capture == "auto" && has_exit_tp);
   // The kernel's per-thread run-queue accounting (CONFIG_SCHED_INFO), read
-  // when a thread resumes, spares a hook on every wake-up of the host.
-  // Read at switch-in: the wait ending then is the run queue's clock minus
+  // at switch-out and switch-in, spares a hook on every wake-up of the host.
+  // At switch-in the wait ending then is the run queue's clock minus
   // last_queued, and the run queue is reached through the task's cfs_rq.
   hooks.runq_from_kernel =
       hooks.at_resume && has_exit_tp && bpf::kernel_struct_has_member("sched_info", "last_queued") &&
