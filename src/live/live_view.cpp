@@ -26,10 +26,6 @@ void LiveView::refresh() {
   if (!state_.paused) draw();
 }
 
-const Window& LiveView::current() const {
-  return state_.since_start ? tally_.since_start() : last_;
-}
-
 bool LiveView::apply_key(int key) {
   switch (key) {
     case 'q':
@@ -45,19 +41,21 @@ bool LiveView::apply_key(int key) {
       state_.threads_by_name = !state_.threads_by_name;
       break;
     case 'f':
-      state_.tid = next_thread(shown(), state_.tid);
+      state_.tid = next_thread(chosen(), state_.tid);
       break;
     case 'a':
       state_.tid.reset();
       break;
     case 'i':
       state_.since_start = !state_.since_start;
-      if (state_.paused) frozen_ = current();  // the other span, as it is now
       break;
     case 'p':
     case ' ':
       state_.paused = !state_.paused;
-      if (state_.paused) frozen_ = current();
+      if (state_.paused) {
+        frozen_last_ = last_;
+        frozen_start_ = tally_.since_start();
+      }
       break;
     default:
       break;
@@ -73,7 +71,7 @@ bool LiveView::on_keys() {
 }
 
 void LiveView::draw() {
-  auto lines = render(shown(), state_, title_, display_->size());
+  auto lines = render(chosen(), other(), state_, title_, display_->size());
   const std::string warning = display_->last_warning();
   if (!warning.empty() && lines.size() >= 2) lines[lines.size() - 2] = warning;
   display_->show(lines);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `pyebpf top`: a sink that tallies every record its trackers' descriptors
 // know how to show (TrackerDescriptor::top), and redraws the view from the
-// last interval (or since start) every refresh; keys change what it shows.
+// last interval and since start every refresh; keys change what it shows.
 #pragma once
 
 #include <chrono>
@@ -42,10 +42,12 @@ class LiveView : public sinks::Sink {
 
  private:
   void draw();
-  // The window of the span chosen (`i`), as it is now.
-  const Window& current() const;
-  // What the screen shows: current(), or what it was when paused.
-  const Window& shown() const { return state_.paused ? frozen_ : current(); }
+  // The two spans as the screen shows them: now, or as they were when paused.
+  const Window& last_shown() const { return state_.paused ? frozen_last_ : last_; }
+  const Window& start_shown() const { return state_.paused ? frozen_start_ : tally_.since_start(); }
+  // The span `i` chose, and the other one.
+  const Window& chosen() const { return state_.since_start ? start_shown() : last_shown(); }
+  const Window& other() const { return state_.since_start ? last_shown() : start_shown(); }
 
   Feed feed_;
   LostCount lost_;
@@ -53,8 +55,9 @@ class LiveView : public sinks::Sink {
   std::unique_ptr<Display> display_;
   Fd timer_;
   Tally tally_;
-  Window last_;    // the last interval
-  Window frozen_;  // paused: the window shown
+  Window last_;         // the last interval
+  Window frozen_last_;  // paused: the spans shown
+  Window frozen_start_;
   ViewState state_;
   std::chrono::steady_clock::time_point interval_start_;
 };

@@ -43,19 +43,32 @@ std::string pauses_text(const Window& w) {
   return out;
 }
 
-std::vector<std::string> header(const Window& w, const ViewState& state, const std::string& title, Screen s) {
+std::string span_label(const Window& w, bool since_start) {
+  return since_start ? fmt::format("since start ({:.0f} s)", w.seconds) : fmt::format("last {:.1f} s", w.seconds);
+}
+
+std::string totals(const Window& w) {
+  const double core_ms = w.seconds * 1000;
+  return fmt::format("CPU {} of a core, {} samples  lost {}{}", percent(w.cpu_ms, core_ms), w.samples, w.lost,
+                     pauses_text(w));
+}
+
+// The title and the chosen span, its totals, then the other span's.
+std::vector<std::string> header(const Window& w, const Window& other, const ViewState& state, const std::string& title,
+                                Screen s) {
   std::vector<std::string> out;
-  std::string span =
-      state.since_start ? fmt::format("since start ({:.0f} s)", w.seconds) : fmt::format("last {:.1f} s", w.seconds);
+  std::string span = span_label(w, state.since_start);
   if (state.paused) span += "  PAUSED";
   const std::size_t room = s.width > span.size() + 1 ? s.width - span.size() - 1 : 0;
   line(out, r::pad(r::cut(title, room, false), room, false) + " " + span, s.width);
-  const double core_ms = w.seconds * 1000;
-  line(out,
-       fmt::format("CPU {} of a core, {} samples  lost {}{}", percent(w.cpu_ms, core_ms), w.samples, w.lost,
-                   pauses_text(w)),
-       s.width);
+  line(out, totals(w), s.width);
+  line(out, span_label(other, !state.since_start) + ": " + totals(other), s.width);
   return out;
+}
+
+// The column of the functions table that shows the other span's self share.
+std::string other_column(const ViewState& state) {
+  return state.since_start ? "LAST" : "ALL";
 }
 
 std::vector<std::pair<FunctionKey, FunctionTime>> functions_of(const Window& w, const ViewState& state,
@@ -76,21 +89,29 @@ std::vector<std::pair<FunctionKey, FunctionTime>> functions_of(const Window& w, 
       sum, [&](const FunctionTime& f) { return by_self ? f.self_ms : f.total_ms; }, sum.size());
 }
 
-void functions(std::vector<std::string>& out, const Window& w, const ViewState& state, Screen s, std::size_t rows) {
-  double cpu_ms = 0;
+// The top functions of `w`, with their self share in `other` beside.
+void functions(std::vector<std::string>& out, const Window& w, const Window& other, const ViewState& state, Screen s,
+               std::size_t rows) {
+  double cpu_ms = 0, other_cpu_ms = 0;
   const auto sorted = functions_of(w, state, cpu_ms);
+  std::map<FunctionKey, double> other_self;
+  for (const auto& [key, time] : functions_of(other, state, other_cpu_ms)) other_self[key] = time.self_ms;
   const bool by_self = state.sort == ViewState::Sort::Self;
   std::string what = "FUNCTION (file:line)";
   if (state.tid) {
     auto it = w.threads.find(*state.tid);
     what += fmt::format("  [thread {} {}]", *state.tid, it == w.threads.end() ? "" : it->second.name);
   }
-  line(out, fmt::format("{:>7}{:>7}  {}", by_self ? "SELF*" : "SELF", by_self ? "TOTAL" : "TOTAL*", what), s.width);
+  line(out,
+       fmt::format("{:>7}{:>7}{:>7}  {}", by_self ? "SELF*" : "SELF", by_self ? "TOTAL" : "TOTAL*", other_column(state),
+                   what),
+       s.width);
   for (std::size_t i = 0; i < rows && i < sorted.size(); ++i) {
     const auto& [key, time] = sorted[i];
+    auto it = other_self.find(key);
     line(out,
-         fmt::format("{:>7}{:>7}  {}", percent(time.self_ms, cpu_ms), percent(time.total_ms, cpu_ms),
-                     function_label(key)),
+         fmt::format("{:>7}{:>7}{:>7}  {}", percent(time.self_ms, cpu_ms), percent(time.total_ms, cpu_ms),
+                     percent(it == other_self.end() ? 0 : it->second, other_cpu_ms), function_label(key)),
          s.width);
   }
   if (sorted.empty()) line(out, "     (no CPU samples with Python frames)", s.width);
@@ -149,14 +170,15 @@ std::string keys_help() {
   return "q quit  s/t sort self/total  n by name  f one thread  a all  i span  p pause";
 }
 
-std::vector<std::string> render(const Window& window, const ViewState& state, const std::string& title, Screen screen) {
-  std::vector<std::string> out = header(window, state, title, screen);
-  // Fixed lines: 2 of header, a blank and a column header per table, the keys.
-  constexpr std::size_t kFixed = 7;
+std::vector<std::string> render(const Window& window, const Window& other, const ViewState& state,
+                                const std::string& title, Screen screen) {
+  std::vector<std::string> out = header(window, other, state, title, screen);
+  // Fixed lines: 3 of header, a blank and a column header per table, the keys.
+  constexpr std::size_t kFixed = 8;
   const std::size_t rows = screen.height > kFixed ? screen.height - kFixed : 2;
   const std::size_t thread_rows = std::min(window.threads.size(), std::max<std::size_t>(rows / 3, 1));
   out.emplace_back();
-  functions(out, window, state, screen, rows - std::min(rows - 1, thread_rows));
+  functions(out, window, other, state, screen, rows - std::min(rows - 1, thread_rows));
   out.emplace_back();
   threads(out, window, state, screen, thread_rows);
   line(out, keys_help(), screen.width);

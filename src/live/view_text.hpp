@@ -29,8 +29,11 @@ struct Screen {
   std::size_t width = 80, height = 24;
 };
 
-// `title`: what is traced ("pid 4242 python3.11 · py_stack, gil, offcpu").
-std::vector<std::string> render(const Window& window, const ViewState& state, const std::string& title, Screen screen);
+// `window`: the span `state` chooses (the last interval, or since start);
+// `other`: the other one, summed up under the header and as one column of
+// the functions. `title`: what is traced ("pid 4242 python3.11 · py_stack").
+std::vector<std::string> render(const Window& window, const Window& other, const ViewState& state,
+                                const std::string& title, Screen screen);
 
 // The key help line's text, also printed once under text snapshots.
 std::string keys_help();

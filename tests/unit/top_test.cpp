@@ -120,21 +120,49 @@ TEST_F(TopFeed, IntervalsStartEmptyAndSinceStartAddsThemUp) {
   EXPECT_EQ(tally_.since_start().lost, 4u);
 }
 
+TEST_F(TopFeed, BothSpansAreShownAtOnce) {
+  samples("MainThread", 1, "f (/a.py:1)", 10);
+  tally_.roll(1.0, 1);
+  samples("MainThread", 1, "g (/a.py:5)", 5);
+  const Window last = tally_.roll(2.0, 4);
+  const Window& all = tally_.since_start();
+  ViewState state;
+  auto lines = render(last, all, state, "t", Screen{80, 24});
+  std::ostringstream text;
+  for (const auto& l : lines) text << l << "\n";
+  SCOPED_TRACE(text.str());
+  EXPECT_NE(lines.at(0).find("last 2.0 s"), std::string::npos);
+  EXPECT_EQ(squashed(lines.at(2)).rfind("since start (3 s): CPU", 0), 0u) << "the other span's totals";
+  EXPECT_NE(squashed(lines.at(2)).find("15 samples lost 4"), std::string::npos);
+  EXPECT_NE(line_with(lines, "SELF* TOTAL ALL FUNCTION").size(), 0u);
+  EXPECT_NE(line_with(lines, "100.0% 100.0% 33.3% g (a.py)").size(), 0u) << "g: all of the last 2 s, 5 of 15 samples";
+  EXPECT_EQ(line_with(lines, "f (a.py)").size(), 0u) << "f ran before the last interval";
+
+  state.since_start = true;
+  lines = render(all, last, state, "t", Screen{80, 24});
+  EXPECT_NE(lines.at(0).find("since start (3 s)"), std::string::npos);
+  EXPECT_EQ(squashed(lines.at(2)).rfind("last 2.0 s: CPU", 0), 0u);
+  EXPECT_NE(line_with(lines, "SELF* TOTAL LAST FUNCTION").size(), 0u);
+  EXPECT_NE(line_with(lines, "66.7% 66.7% 0.0% f (a.py)").size(), 0u) << "f: 10 of 15 samples, none lately";
+  EXPECT_NE(line_with(lines, "33.3% 33.3% 100.0% g (a.py)").size(), 0u);
+}
+
 TEST_F(TopFeed, ScreenFitsAt80x24AndShowsSharesAndWaits) {
   samples("MainThread", 1, "<module> (/srv/app.py:1);spin_with_a_very_long_function_name_indeed (/srv/app.py:20)", 66);
   samples("Worker", 2, "run (/srv/w.py:1);parse (/srv/w.py:30)", 33);
   off_cpu("Worker", 2, 500);
   const Window w = tally_.roll(1.0, 0);
-  const auto lines = render(w, ViewState{}, "pyebpf top: 100 python3 | py_stack offcpu", Screen{80, 24});
+  const auto lines =
+      render(w, tally_.since_start(), ViewState{}, "pyebpf top: 100 python3 | py_stack offcpu", Screen{80, 24});
   EXPECT_LE(lines.size(), 24u);
   for (const auto& l : lines) EXPECT_LE(sinks::report::columns(l), 80u) << l;
   std::ostringstream text;
   for (const auto& l : lines) text << l << "\n";
   SCOPED_TRACE(text.str());
   EXPECT_NE(line_with(lines, "CPU 100.0% of a core, 99 samples lost 0").size(), 0u);
-  // Shares of the samples: self, then total.
-  EXPECT_NE(line_with(lines, "66.7% 66.7% spin_with_a_very_long").size(), 0u);
-  EXPECT_NE(line_with(lines, "0.0% 66.7% <module> (app.py)").size(), 0u);
+  // Shares of the samples: self, then total, then self since the start (the same, after one interval).
+  EXPECT_NE(line_with(lines, "66.7% 66.7% 66.7% spin_with_a_very_long").size(), 0u);
+  EXPECT_NE(line_with(lines, "0.0% 66.7% 0.0% <module> (app.py)").size(), 0u);
   // Per thread, shares of the interval: CPU 333 ms = 33.3 %, off-CPU 500 ms = 50 %.
   EXPECT_NE(line_with(lines, "Worker 2 33.3% 50.0% off-CPU: futex in get (queue.py:154)").size(), 0u);
   EXPECT_NE(line_with(lines, "MainThread 1 66.7% 0.0%").size(), 0u);
@@ -146,7 +174,8 @@ TEST_F(TopFeed, ManyThreadsAndFunctionsAreCutToTheScreen) {
     const std::string name = "T" + std::to_string(i);
     samples(name.c_str(), i, "f" + std::to_string(i) + " (/a.py:1)", i);
   }
-  const auto lines = render(tally_.roll(1.0, 0), ViewState{}, "t", Screen{80, 24});
+  const Window w = tally_.roll(1.0, 0);
+  const auto lines = render(w, tally_.since_start(), ViewState{}, "t", Screen{80, 24});
   EXPECT_EQ(lines.size(), 24u);
   EXPECT_NE(line_with(lines, "f40 (a.py)").size(), 0u) << "the busiest function is listed";
   EXPECT_NE(line_with(lines, "T40 40").size(), 0u) << "the busiest thread is listed";
@@ -167,8 +196,8 @@ TEST_F(TopFeed, SortAndThreadFilterChangeWhatIsListed) {
   const Window w = tally_.roll(1.0, 0);
   ViewState state;
   auto first_function = [&] {
-    auto lines = render(w, state, "t", Screen{80, 24});
-    return squashed(lines.at(4));  // header, totals, blank, column names, first row
+    auto lines = render(w, tally_.since_start(), state, "t", Screen{80, 24});
+    return squashed(lines.at(5));  // header, totals, the other span's, blank, column names, first row
   };
   EXPECT_NE(first_function().find("work (w.py)"), std::string::npos);
   state.tid = 1;
