@@ -395,19 +395,20 @@ int take_gil_exit(struct pt_regs *ctx)
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct pyebpf_gil_proc *gp = bpf_map_lookup_elem(&gil_procs, &tgid);
 	__u64 now = bpf_ktime_get_ns();
-	struct gil_wait *found, w;
+	struct gil_wait *found;
 	struct gil_state st = {};
 
 	found = bpf_map_lookup_elem(&waits, &tid);
 	if (!found)
 		return 0;
-	w = *found;
+	if (gp) {
+		if (read_gil_state(gp, &st))
+			st.switch_number = found->switch_number;
+		/* The record itself, not a copy: the walks' global function and
+		 * its callback leave this program less than 512 bytes of stack. */
+		end_wait(gp, tgid, tid, found, now, PYEBPF_GIL_HOOK_TAKE_GIL, st.switch_number, true, NULL);
+	}
 	bpf_map_delete_elem(&waits, &tid);
-	if (!gp)
-		return 0;
-	if (read_gil_state(gp, &st))
-		st.switch_number = w.switch_number;
-	end_wait(gp, tgid, tid, &w, now, PYEBPF_GIL_HOOK_TAKE_GIL, st.switch_number, true, NULL);
 	return 0;
 }
 
@@ -454,7 +455,7 @@ int cond_wait_exit(struct pt_regs *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	struct gil_wait *found, w;
+	struct gil_wait *found;
 	struct pyebpf_gil_proc *gp;
 	struct gil_state st = {};
 	__u64 now;
@@ -477,9 +478,8 @@ int cond_wait_exit(struct pt_regs *ctx)
 		return 0;
 	}
 	/* Free, and this thread holds gil->mutex: it takes the GIL now. */
-	w = *found;
+	end_wait(gp, tgid, tid, found, now, PYEBPF_GIL_HOOK_COND_WAIT, st.switch_number, true, NULL);
 	bpf_map_delete_elem(&waits, &tid);
-	end_wait(gp, tgid, tid, &w, now, PYEBPF_GIL_HOOK_COND_WAIT, st.switch_number, true, NULL);
 	return 0;
 }
 
@@ -711,7 +711,7 @@ int gil_sched_resume(__u64 *ctx)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = task->tgid, tid;
 	struct pyebpf_gil_proc *gp;
-	struct gil_wait *found, w;
+	struct gil_wait *found;
 	struct gil_state st = {};
 	__u64 now;
 
@@ -735,9 +735,8 @@ int gil_sched_resume(__u64 *ctx)
 		stash_waiter_stack(gp, tgid, tid, found, now);
 		return 0;
 	}
-	w = *found;
+	end_wait(gp, tgid, tid, found, now, PYEBPF_GIL_HOOK_SCHED, st.switch_number, true, NULL);
 	found->start_ns = 0;
-	end_wait(gp, tgid, tid, &w, now, PYEBPF_GIL_HOOK_SCHED, st.switch_number, true, NULL);
 	return 0;
 }
 

@@ -534,11 +534,18 @@ static __always_inline void pyebpf_walk_stack_at(const struct pyebpf_py_proc *pr
 	}
 }
 
-/* The same, where the frames' own addresses are not wanted (every tracker). */
-static __always_inline void pyebpf_walk_stack(const struct pyebpf_py_proc *proc, __u64 tstate,
-					      struct pyebpf_py_stack *st)
+/*
+ * The same, where the frames' own addresses are not wanted (every tracker).
+ * A global function: the verifier checks it once per object, not once per
+ * call site. gil calls it from ten places; inlined, its programs took ~300 ms
+ * of the kernel's verifier at each start, the longest part of pyebpf's.
+ * The arguments of a global function may be NULL to the verifier.
+ */
+__noinline int pyebpf_walk_stack(const struct pyebpf_py_proc *proc, __u64 tstate, struct pyebpf_py_stack *st)
 {
-	pyebpf_walk_stack_at(proc, tstate, st, NULL);
+	if (proc && st)
+		pyebpf_walk_stack_at(proc, tstate, st, NULL);
+	return 0;
 }
 
 #endif /* PYEBPF_PYTHON_BPF_H */

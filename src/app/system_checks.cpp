@@ -2,11 +2,14 @@
 #include "app/system_checks.hpp"
 
 #include <linux/capability.h>
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 
 #include "pyebpf/error.hpp"
 #include "util/files.hpp"
@@ -28,6 +31,21 @@ bool has_capability(int cap) {
   return (data[cap / 32].effective & (1u << (cap % 32))) != 0;
 }
 
+// The Python frame walk is a global BPF function (bpf/python.bpf.h), and
+// global functions with pointer arguments came in Linux 5.12. Distribution
+// kernels may carry them earlier (backports), so an older version is warned
+// about, not refused: the trackers that walk stacks then fail to load alone.
+void warn_if_kernel_older_than_5_12() {
+  utsname u{};
+  unsigned major = 0, minor = 0;
+  if (uname(&u) != 0 || std::sscanf(u.release, "%u.%u", &major, &minor) != 2) return;
+  if (major < 5 || (major == 5 && minor < 12))
+    spdlog::warn(
+        "Linux {}: trackers that walk Python stacks need Linux >= 5.12 (global BPF functions with pointer "
+        "arguments) and may fail to load; the others run",
+        u.release);
+}
+
 }  // namespace
 
 void check_system() {
@@ -36,7 +54,8 @@ void check_system() {
   if (!privileged) throw Error("pyebpf needs root (or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE)", "run it with sudo");
   if (!path_exists("/sys/kernel/btf/vmlinux"))
     throw Error("this kernel exposes no BTF (/sys/kernel/btf/vmlinux is missing)",
-                "pyebpf needs Linux >= 5.8 built with CONFIG_DEBUG_INFO_BTF=y");
+                "pyebpf needs Linux >= 5.12 built with CONFIG_DEBUG_INFO_BTF=y");
+  warn_if_kernel_older_than_5_12();
   rlimit unlimited{RLIM_INFINITY, RLIM_INFINITY};
   setrlimit(RLIMIT_MEMLOCK, &unlimited);  // best effort: only kernels < 5.11 need it
   // Every uprobe link holds descriptors, and a recycling server's exited
