@@ -207,14 +207,30 @@ static __always_inline void count_wait(struct task_struct *task, __u32 tgid, __u
 
 /*
  * --gil-max-events: whether one more gil_wait event of this target fits in
- * the current second. A GIL convoy makes tens of thousands of long waits a
+ * the current second, and in its current tenth, which may send a tenth of the
+ * budget (rounded up). A GIL convoy makes tens of thousands of long waits a
  * second, and each event walks two stacks on its waiter's way to the GIL,
- * which every other thread of the target then waits for. Approximate where
- * CPUs race at a second's turn; every wait is in gil_stats either way.
+ * which every other thread of the target then waits for. Spread over the
+ * second, the events sample all of it, and they do not come as one burst
+ * that fills the ring buffer before pyebpf reads it: with the whole budget at
+ * once, a convoy sent its 1,000 events in the first ~25 ms of each second and
+ * the observer's convoy row lost up to 60 of them. Approximate where CPUs
+ * race at a turn; every wait is in gil_stats either way.
  */
+#define PYEBPF_GIL_TENTH_NS (100ULL * 1000 * 1000)
+
+static __always_inline bool event_budget_left(const struct pyebpf_gil_proc *gp, __u64 now)
+{
+	if (!targ_max_events)
+		return true;
+	if (gp->events_second == now / 1000000000ULL && gp->events_sent >= targ_max_events)
+		return false;
+	return gp->events_tenth != now / PYEBPF_GIL_TENTH_NS || gp->tenth_sent < (targ_max_events + 9) / 10;
+}
+
 static __always_inline bool event_allowed(struct pyebpf_gil_proc *gp, __u64 now)
 {
-	__u64 second = now / 1000000000ULL;
+	__u64 second = now / 1000000000ULL, tenth = now / PYEBPF_GIL_TENTH_NS;
 
 	if (!targ_max_events)
 		return true;
@@ -222,11 +238,16 @@ static __always_inline bool event_allowed(struct pyebpf_gil_proc *gp, __u64 now)
 		gp->events_second = second;
 		gp->events_sent = 0;
 	}
-	if (gp->events_sent >= targ_max_events) {
+	if (gp->events_tenth != tenth) {
+		gp->events_tenth = tenth;
+		gp->tenth_sent = 0;
+	}
+	if (gp->events_sent >= targ_max_events || gp->tenth_sent >= (targ_max_events + 9) / 10) {
 		pyebpf_count(PYEBPF_GIL_CNT_RATE_LIMITED);
 		return false;
 	}
 	__sync_fetch_and_add(&gp->events_sent, 1);
+	__sync_fetch_and_add(&gp->tenth_sent, 1);
 	return true;
 }
 
@@ -559,7 +580,7 @@ static __always_inline void stash_waiter_stack(struct pyebpf_gil_proc *gp, __u32
 	__u32 zero = 0;
 
 	if (!targ_py_enable || now - w->start_ns < targ_min_wait_ns || now - w->start_ns < targ_py_min_ns ||
-	    (targ_max_events && gp->events_second == now / 1000000000ULL && gp->events_sent >= targ_max_events))
+	    !event_budget_left(gp, now))
 		return;
 	proc = pyebpf_lookup_proc(tgid);
 	if (!proc)

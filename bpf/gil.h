@@ -51,10 +51,12 @@ struct pyebpf_gil_proc {
 	__u8 hook;		/* enum pyebpf_gil_hook attached for this process */
 	__u8 pad[5];
 	/* --gil-max-events, kept by BPF: the second (bpf_ktime_get_ns() / 1e9)
-	 * the count is of, and the gil_wait events sent in it */
+	 * the count is of and the gil_wait events sent in it, and the same for
+	 * the tenth of a second, which may send a tenth of the budget */
 	__u64 events_second;
 	__u32 events_sent;
-	__u32 pad2;
+	__u32 tenth_sent;
+	__u64 events_tenth;
 };
 
 /* The GIL fields read at once: all of them lie in the first 32 bytes. */
@@ -133,7 +135,7 @@ struct pyebpf_gil_stats {
 	struct pyebpf_interval_stats waits;
 };
 
-PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gil_proc) == 56, "gil proc layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gil_proc) == 64, "gil proc layout");
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_gil_event) ==
 			     sizeof(struct pyebpf_event_header) + 40 + 2 * sizeof(struct pyebpf_py_stack),
 		     "gil event layout");
