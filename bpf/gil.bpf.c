@@ -219,6 +219,8 @@ static __always_inline void count_wait(struct task_struct *task, __u32 tgid, __u
  */
 #define PYEBPF_GIL_TENTH_NS (100ULL * 1000 * 1000)
 
+/* Whether the budget of the current second and tenth has room for one more
+ * event; windows already over count nothing against it. */
 static __always_inline bool event_budget_left(const struct pyebpf_gil_proc *gp, __u64 now)
 {
 	if (!targ_max_events)
@@ -242,7 +244,7 @@ static __always_inline bool event_allowed(struct pyebpf_gil_proc *gp, __u64 now)
 		gp->events_tenth = tenth;
 		gp->tenth_sent = 0;
 	}
-	if (gp->events_sent >= targ_max_events || gp->tenth_sent >= (targ_max_events + 9) / 10) {
+	if (!event_budget_left(gp, now)) {
 		pyebpf_count(PYEBPF_GIL_CNT_RATE_LIMITED);
 		return false;
 	}
