@@ -499,9 +499,20 @@ TEST_P(GcDefaultE2E, CountsEveryCollectionAndSamplesItsShareOfCpuWithoutProbes) 
   const double cpu_s = r.truth.at("cpu_s").get<double>();
   ASSERT_GT(static_cast<double>(samples), cpu_s * 999 * 0.8) << "the sampler sees the target's CPU";
   const double share = 100.0 * static_cast<double>(gc_samples) / static_cast<double>(samples);
-  const double truth = 100.0 * r.truth.at("gc_cpu_s").get<double>() / cpu_s;
+  // The callbacks' own cost inside each collection is collecting time to a
+  // sampler (a third of a point here): the workload measured it for us.
+  const double gc_cpu_s = r.truth.at("gc_cpu_s").get<double>() + r.truth.at("callback_cpu_s").get<double>();
+  const double truth = 100.0 * gc_cpu_s / cpu_s;
   EXPECT_GT(truth, 10.0) << "the workload should spend a visible share collecting";
-  EXPECT_NEAR(share, truth, 4.0) << gc_samples << " of " << samples << " samples";
+  // Samples still find a collection 1-2 points more often than the clocks
+  // do, on every version and with or without other load (measured 0.6-3.4
+  // over 33 runs): 2 points for that, plus 4 standard errors of the sampled
+  // share (0.8 points at ~3,000 samples; more on a loaded machine that runs
+  // the target less).
+  const double p = share / 100.0;
+  const double tolerance = 2.0 + 4.0 * 100.0 * std::sqrt(p * (1.0 - p) / static_cast<double>(samples));
+  EXPECT_NEAR(share, truth, tolerance) << gc_samples << " of " << samples << " samples; callbacks "
+                                       << r.truth.at("callback_cpu_s").get<double>() << " s";
 
   // 3.15+ time their collections themselves: the totals are theirs.
   double total_ms = 0;
