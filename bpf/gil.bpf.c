@@ -44,6 +44,7 @@
 #include "gil.h"
 #include "interval_stats.bpf.h"
 #include "ringbuf.bpf.h"
+#include "thread_record.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -91,22 +92,6 @@ struct {
 	__type(value, struct pyebpf_gil_thread);
 } thread_ids SEC(".maps");
 
-/* A wait in progress, per host tid. */
-struct gil_wait {
-	__u64 start_ns;
-	__u64 last_ns; /* cond_wait: last return that found the GIL still locked; sched: last resume */
-	__u64 holder_tstate;
-	__u64 holder_thread_id; /* sched: read when the wait is reported */
-	__u64 switch_number;	/* at the start */
-	__u64 nvcsw;		/* take_gil: the thread's voluntary context switches at entry */
-	__u64 wake_sn;		/* sched: the switch number at the last resume */
-	__u64 self;		/* sched: this thread's PyThreadState, 0 until needed */
-	__u32 holder_tid;
-	__u32 holder_ns_tid;
-	__u8 in_cond; /* cond_wait: inside pthread_cond_timedwait on the GIL; sched: asleep on the GIL */
-	__u8 pad[7];
-};
-
 /* One entry per thread inside a GIL wait at this moment, so 16,384 is far
  * more than any process runs; the kernel preallocates every LRU entry at
  * start, and 65,536 took ~27 ms of it. */
@@ -114,7 +99,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, struct gil_wait);
+	__type(value, struct pyebpf_gil_wait);
 } waits SEC(".maps");
 
 struct {
@@ -159,7 +144,7 @@ static __always_inline void remember_thread(struct task_struct *task)
 	bpf_map_update_elem(&thread_ids, &key, &val, BPF_ANY);
 }
 
-static __always_inline void lookup_holder_tid(__u32 tgid, struct gil_wait *w)
+static __always_inline void lookup_holder_tid(__u32 tgid, struct pyebpf_gil_wait *w)
 {
 	struct pyebpf_gil_thread_key key = {};
 	struct pyebpf_gil_thread *t;
@@ -175,7 +160,7 @@ static __always_inline void lookup_holder_tid(__u32 tgid, struct gil_wait *w)
 
 /* A wait begins: record who holds the GIL now (if it is held). */
 static __always_inline void begin_wait(const struct pyebpf_gil_proc *gp, const struct pyebpf_py_proc *proc, __u32 tgid,
-				       const struct gil_state *st, struct gil_wait *w)
+				       const struct gil_state *st, struct pyebpf_gil_wait *w)
 {
 	w->switch_number = st->switch_number;
 	if (!st->locked || !st->holder)
@@ -255,7 +240,7 @@ static __always_inline bool event_allowed(struct pyebpf_gil_proc *gp, __u64 now)
 
 /* The holder's fields of the event of wait `w`: who held the GIL when it
  * began, and how many times it changed hands until `end_sn`. */
-static __always_inline void fill_holder(struct pyebpf_gil_event *ev, struct gil_wait *w,
+static __always_inline void fill_holder(struct pyebpf_gil_event *ev, struct pyebpf_gil_wait *w,
 					const struct pyebpf_py_proc *proc, __u32 tgid, __u8 hook, __u64 end_sn)
 {
 	if (w->holder_tstate && !w->holder_thread_id &&
@@ -286,7 +271,7 @@ static __always_inline void fill_holder(struct pyebpf_gil_event *ev, struct gil_
  * `waiter_tstate` if `waiter_here` (its frames are still those of the wait),
  * else `stashed` (walked earlier in the wait) if any, else none. */
 static __always_inline void walk_wait_stacks(struct pyebpf_gil_event *ev, const struct pyebpf_py_proc *proc,
-					     const struct gil_wait *w, bool waiter_here, __u64 waiter_tstate,
+					     const struct pyebpf_gil_wait *w, bool waiter_here, __u64 waiter_tstate,
 					     const struct pyebpf_py_stack *stashed)
 {
 	if (waiter_here) {
@@ -324,8 +309,9 @@ static __always_inline void skip_wait_stacks(struct pyebpf_gil_event *ev, const 
  * wait), else `stashed` (walked earlier in the wait) if any, else none.
  * `end_sn`: the GIL's switch number at the end. Runs in the waiter's context.
  */
-static __always_inline void end_wait(struct pyebpf_gil_proc *gp, __u32 tgid, __u32 tid, struct gil_wait *w, __u64 now,
-				     __u8 hook, __u64 end_sn, bool waiter_here, const struct pyebpf_py_stack *stashed)
+static __always_inline void end_wait(struct pyebpf_gil_proc *gp, __u32 tgid, __u32 tid, struct pyebpf_gil_wait *w,
+				     __u64 now, __u8 hook, __u64 end_sn, bool waiter_here,
+				     const struct pyebpf_py_stack *stashed)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 duration = now - w->start_ns, waiter_tstate = 0, interp = 0, gil = 0, size;
@@ -397,7 +383,7 @@ int take_gil_enter(struct pt_regs *ctx)
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct pyebpf_gil_proc *gp = bpf_map_lookup_elem(&gil_procs, &tgid);
 	struct pyebpf_py_proc *proc = pyebpf_lookup_proc(tgid);
-	struct gil_wait w = {};
+	struct pyebpf_gil_wait w = {};
 	struct gil_state st = {};
 
 	if (!gp || !proc)
@@ -418,7 +404,7 @@ int take_gil_exit(struct pt_regs *ctx)
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct pyebpf_gil_proc *gp = bpf_map_lookup_elem(&gil_procs, &tgid);
 	__u64 now = bpf_ktime_get_ns();
-	struct gil_wait *found;
+	struct pyebpf_gil_wait *found;
 	struct gil_state st = {};
 
 	found = bpf_map_lookup_elem(&waits, &tid);
@@ -444,7 +430,7 @@ int cond_wait_enter(struct pt_regs *ctx)
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct pyebpf_gil_proc *gp = bpf_map_lookup_elem(&gil_procs, &tgid);
 	struct pyebpf_py_proc *proc;
-	struct gil_wait *found, w = {};
+	struct pyebpf_gil_wait *found, w = {};
 	struct gil_state st = {};
 	__u64 now;
 
@@ -478,7 +464,7 @@ int cond_wait_exit(struct pt_regs *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	struct gil_wait *found;
+	struct pyebpf_gil_wait *found;
 	struct pyebpf_gil_proc *gp;
 	struct gil_state st = {};
 	__u64 now;
@@ -538,7 +524,7 @@ static __always_inline __u64 find_self(__u32 tgid, struct task_struct *task, __u
  * would come first, and another's after it makes two). Two takes in those
  * microseconds read as this thread's: the wait is then split in two.
  */
-static __always_inline bool still_waiting(__u32 tgid, struct gil_wait *w, const struct gil_state *st,
+static __always_inline bool still_waiting(__u32 tgid, struct pyebpf_gil_wait *w, const struct gil_state *st,
 					  struct task_struct *task, __u32 tid)
 {
 	if (st->switch_number == w->wake_sn)
@@ -573,8 +559,8 @@ struct {
  * At a resume of the waiter of `w` that found the GIL held: keep its stack if
  * the wait would be reported with it, should it end now.
  */
-static __always_inline void stash_waiter_stack(struct pyebpf_gil_proc *gp, __u32 tgid, __u32 tid, struct gil_wait *w,
-					       __u64 now)
+static __always_inline void stash_waiter_stack(struct pyebpf_gil_proc *gp, __u32 tgid, __u32 tid,
+					       struct pyebpf_gil_wait *w, __u64 now)
 {
 	struct gil_stashed_stack *stash;
 	struct pyebpf_py_proc *proc;
@@ -610,7 +596,7 @@ static __always_inline void stash_waiter_stack(struct pyebpf_gil_proc *gp, __u32
  * and the thread took it. Reported now, with the waiter's stack walked at
  * that resume if it was.
  */
-static __always_inline void end_unseen(struct pyebpf_gil_proc *gp, __u32 tgid, __u32 tid, struct gil_wait *w)
+static __always_inline void end_unseen(struct pyebpf_gil_proc *gp, __u32 tgid, __u32 tid, struct pyebpf_gil_wait *w)
 {
 	struct gil_stashed_stack *stash = bpf_map_lookup_elem(&waiter_stacks, &tid);
 
@@ -620,27 +606,20 @@ static __always_inline void end_unseen(struct pyebpf_gil_proc *gp, __u32 tgid, _
 }
 
 /*
- * sched hook: per target thread that ever waited for the GIL, its wait
- * (start_ns 0: none open). Kept for the thread's life, and reused: making and
- * deleting an entry per wait cost more than the rest of the wait's hooks.
- * Task storage, not a hash by tid: it is freed with the thread, cannot fill
- * up, and its lookup follows task->bpf_storage, which offcpu's record of the
- * same thread has just brought into the cache at the same switch (see
- * offcpu.bpf.c's thread_store for the measurements).
+ * sched hook: the wait of a target thread (start_ns 0: none open) is the gil
+ * part of the thread's record in thread_records (thread_record.bpf.h), kept
+ * for the thread's life and reused: making and deleting an entry per wait
+ * cost more than the rest of the wait's hooks.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct gil_wait);
-} sched_waits SEC(".maps");
+static __always_inline struct pyebpf_gil_wait *sched_wait_of(struct task_struct *task, bool create)
+{
+	return pyebpf_thread_part(task, create, gil);
+}
 
 /* The wait record of thread `tid` to open a wait in: its own, else a new one. */
-static __always_inline struct gil_wait *sched_wait_record(struct gil_wait *w, struct task_struct *task)
+static __always_inline struct pyebpf_gil_wait *sched_wait_record(struct pyebpf_gil_wait *w, struct task_struct *task)
 {
-	if (w)
-		return w;
-	return bpf_task_storage_get(&sched_waits, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	return w ? w : sched_wait_of(task, true);
 }
 
 /*
@@ -650,8 +629,8 @@ static __always_inline struct gil_wait *sched_wait_record(struct gil_wait *w, st
  * variable only while the GIL is held; on the mutex, it is a wait only while
  * another thread holds the GIL (drop_gil locks it too, in the holder).
  */
-static __always_inline void open_wait(const struct pyebpf_gil_proc *gp, struct gil_wait *w, struct task_struct *prev,
-				      __u32 tid, __u64 futex, const struct gil_state *st)
+static __always_inline void open_wait(const struct pyebpf_gil_proc *gp, struct pyebpf_gil_wait *w,
+				      struct task_struct *prev, __u32 tid, __u64 futex, const struct gil_state *st)
 {
 	__u64 self = w ? w->self : 0;
 
@@ -689,7 +668,7 @@ int BPF_PROG(gil_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	struct gil_state st = {};
 	__u64 futex = 0;
 	bool open, gil_sleep;
-	struct gil_wait *w;
+	struct pyebpf_gil_wait *w;
 
 	/* A preemption neither starts nor ends a wait: the thread stays
 	 * runnable. Then, as every hook of the host, the target filter. */
@@ -698,7 +677,7 @@ int BPF_PROG(gil_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	tid = prev->pid;
 	if (pyebpf_task_syscall(prev, &futex) != PYEBPF_NR_FUTEX)
 		futex = 0;
-	w = bpf_task_storage_get(&sched_waits, prev, NULL, 0);
+	w = sched_wait_of(prev, false);
 	open = w && w->start_ns;
 	if (!futex && !open)
 		return 0; /* a target thread's usual sleep: no GIL wait starts or ends */
@@ -734,14 +713,14 @@ int gil_sched_resume(__u64 *ctx)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = task->tgid, tid;
 	struct pyebpf_gil_proc *gp;
-	struct gil_wait *found;
+	struct pyebpf_gil_wait *found;
 	struct gil_state st = {};
 	__u64 now;
 
 	if (!pyebpf_maybe_proc(tgid))
 		return 0;
 	tid = task->pid;
-	found = bpf_task_storage_get(&sched_waits, task, NULL, 0);
+	found = sched_wait_of(task, false);
 	if (!found || !found->start_ns || !found->in_cond)
 		return 0;
 	gp = bpf_map_lookup_elem(&gil_procs, &tgid);

@@ -107,6 +107,24 @@ struct pyebpf_gil_event {
 #define PYEBPF_GIL_WAKEUP_GAP_NS (10 * 1000 * 1000)
 #define PYEBPF_GIL_POLL_MS	 50
 
+/* A wait in progress (BPF only): per host tid (uprobe hooks), or the gil part
+ * of the thread's record (sched hook, thread_record.bpf.h). */
+struct pyebpf_gil_wait {
+	/* What a resume reads and writes first, together (one cache line). */
+	__u64 start_ns;
+	__u8 in_cond; /* cond_wait: inside pthread_cond_timedwait on the GIL; sched: asleep on the GIL */
+	__u8 pad[7];
+	__u64 last_ns; /* cond_wait: last return that found the GIL still locked; sched: last resume */
+	__u64 wake_sn; /* sched: the switch number at the last resume */
+	__u64 self;    /* sched: this thread's PyThreadState, 0 until needed */
+	__u64 holder_tstate;
+	__u64 holder_thread_id; /* sched: read when the wait is reported */
+	__u64 switch_number;	/* at the start */
+	__u64 nvcsw;		/* take_gil: the thread's voluntary context switches at entry */
+	__u32 holder_tid;
+	__u32 holder_ns_tid;
+};
+
 /* Key and value of thread_ids: which host thread has a given thread pointer. */
 struct pyebpf_gil_thread_key {
 	__u32 tgid;

@@ -33,6 +33,7 @@
 #include <bpf/bpf_tracing.h>
 #include "offcpu.h"
 #include "ringbuf.bpf.h"
+#include "thread_record.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -149,24 +150,16 @@ struct {
 } agg_pystacks SEC(".maps");
 
 /*
- * The same record for the tp_btf hooks, in task storage: freed with its
- * thread, never full, and found through task->bpf_storage, which the gil
- * tracker's record of the same thread shares, so at a switch the second
- * lookup finds it in the cache. In a 500-thread GIL convoy with every
- * tracker on (~220,000 switches/s), moving both trackers' records from
- * tid-keyed LRU hashes to task storage cut the scheduler hooks' BPF time from
- * 19.8 to 18.1 % of a core (bpf_stats, 3 alternated runs; gil's resume 387 ->
- * 320 ns, its switch 216 -> 194, offcpu's switch 141 -> 125, its resume the
- * same) and the convoy kept x0.934 of its loops/s instead of x0.905 (8
- * alternated rounds). offcpu alone once measured a hash lookup cheaper (~60
- * vs ~110 ns): with nothing else using the thread's storage.
+ * The tp_btf hooks keep the same record as the offcpu part of the thread's
+ * record in thread_records (task storage, thread_record.bpf.h): freed with
+ * its thread, never full, and shared with the gil tracker's part. In a
+ * 500-thread GIL convoy with every tracker on (~220,000 switches/s), moving
+ * both trackers' records from tid-keyed LRU hashes to task storage cut the
+ * scheduler hooks' BPF time from 19.8 to 18.1 % of a core (bpf_stats, 3
+ * alternated runs) and the convoy kept x0.934 of its loops/s instead of
+ * x0.905 (8 alternated rounds). offcpu alone once measured a hash lookup
+ * cheaper (~60 vs ~110 ns): with nothing else using the thread's storage.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct pyebpf_offcpu_thread);
-} thread_store SEC(".maps");
 
 /* The record of thread `task` (`tid`), made if `create`; NULL if it has none. */
 static __always_inline struct pyebpf_offcpu_thread *thread_record(struct task_struct *task, __u32 tid, bool btf,
@@ -175,7 +168,7 @@ static __always_inline struct pyebpf_offcpu_thread *thread_record(struct task_st
 	struct pyebpf_offcpu_thread *rec, fresh = {};
 
 	if (btf)
-		return bpf_task_storage_get(&thread_store, task, NULL, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+		return pyebpf_thread_part(task, create, offcpu);
 	rec = bpf_map_lookup_elem(&threads, &tid);
 	if (rec || !create)
 		return rec;
@@ -186,7 +179,7 @@ static __always_inline struct pyebpf_offcpu_thread *thread_record(struct task_st
 static __always_inline void forget_thread(struct task_struct *task, __u32 tid, bool btf)
 {
 	if (btf)
-		bpf_task_storage_delete(&thread_store, task);
+		bpf_task_storage_delete(&thread_records, task); /* the gil part too: not a target's any more */
 	else
 		bpf_map_delete_elem(&threads, &tid);
 }
@@ -440,7 +433,10 @@ static __always_inline void switch_out(void *ctx, const struct pyebpf_py_proc *p
 		rec = thread_record(prev, tid, btf, false);
 		if (rec)
 			count_unseen_return(rec);
-		forget_thread(prev, tid, btf);
+		/* Task storage goes with the task, after this switch's other
+		 * hooks: gil's part of the record may still end a wait here. */
+		if (!btf)
+			forget_thread(prev, tid, btf);
 		if (targ_capture == PYEBPF_OFFCPU_CAPTURE_AT_SWITCH_OUT)
 			bpf_map_delete_elem(&stashed, &tid);
 		return;

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <mutex>
 
 #include "pyebpf/fd.hpp"
 #include "python.h"
@@ -13,8 +14,10 @@ namespace pyebpf::bpf {
 
 // Maps every BPF object shares, created once here and handed to each
 // skeleton with bpf_map__reuse_fd before load: the target processes
-// (py_procs, with its counting filter py_proc_slots) and the thread-state
-// cache (py_tstates). One source of truth, so adding or dropping a target is
+// (py_procs, with its counting filter py_proc_slots), the thread-state
+// cache (py_tstates) and, made when the first object that declares it loads,
+// the per-thread records of the context-switch hooks (thread_records,
+// bpf/thread_record.bpf.h). One source of truth, so adding or dropping a target is
 // one update, whatever trackers run. Their types and sizes come from
 // bpf/python.h, which the BPF side declares them with; libbpf checks both
 // agree when reusing.
@@ -34,10 +37,13 @@ class SharedMaps {
 
  private:
   std::uint32_t& slot(pid_t pid) const;
+  int thread_records_fd(std::uint32_t value_size) const;
 
   Fd py_procs_;
   Fd py_proc_slots_;
   Fd py_tstates_;
+  mutable std::mutex thread_records_mutex_;
+  mutable Fd thread_records_;           // task storage needs BTF: made from the first declaring object's size
   pyebpf_proc_slots* slots_ = nullptr;  // py_proc_slots' value, mmap'd
 };
 

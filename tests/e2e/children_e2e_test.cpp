@@ -170,34 +170,6 @@ std::uint32_t le32(const std::uint8_t* b) {
   return b[0] | b[1] << 8 | b[2] << 16 | static_cast<std::uint32_t>(b[3]) << 24;
 }
 
-Json bpftool(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{"bpftool", "-j"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  Child run(argv);
-  std::string text;
-  for (const auto& line : run.drain_stdout_lines(10s)) text += line;
-  EXPECT_EQ(run.wait(10s), 0) << run.stderr_text();
-  return Json::parse(text);
-}
-
-// The ids of process `pid`'s BPF maps named `name`, from the map ids in its
-// fds' fdinfo: `bpftool map dump name` would also dump the maps of any other
-// pyebpf on the host (another test, run in parallel).
-std::set<long> maps_named(pid_t pid, const std::string& name) {
-  std::set<long> ids, named;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fdinfo")) {
-    std::ifstream in(entry.path());
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.rfind("map_id:", 0) == 0) ids.insert(std::stol(line.substr(7)));
-    }
-  }
-  for (const auto& map : bpftool({"map", "show"})) {
-    if (map.value("name", "") == name && ids.count(map.at("id").get<long>())) named.insert(map.at("id").get<long>());
-  }
-  return named;
-}
-
 // The dump of the one map `name` of process `pid` (every BPF object of a run
 // shares it).
 Json bpftool_dump(pid_t pid, const std::string& name) {

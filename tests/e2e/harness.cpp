@@ -555,4 +555,29 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return out;
 }
 
+Json bpftool(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"bpftool", "-j"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Child run(argv);
+  std::string text;
+  for (const auto& line : run.drain_stdout_lines(std::chrono::seconds(10))) text += line;
+  EXPECT_EQ(run.wait(std::chrono::seconds(10)), 0) << run.stderr_text();
+  return Json::parse(text);
+}
+
+std::set<long> maps_named(pid_t pid, const std::string& name) {
+  std::set<long> ids, named;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fdinfo")) {
+    std::ifstream in(entry.path());
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("map_id:", 0) == 0) ids.insert(std::stol(line.substr(7)));
+    }
+  }
+  for (const auto& map : bpftool({"map", "show"})) {
+    if (map.value("name", "") == name && ids.count(map.at("id").get<long>())) named.insert(map.at("id").get<long>());
+  }
+  return named;
+}
+
 }  // namespace pyebpf::e2e

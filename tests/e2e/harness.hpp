@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -150,6 +151,13 @@ std::optional<long> summary_count(const std::string& stderr_text, const std::str
 // A stack frame as pyebpf prints it, "func (file:line)", for a workload whose
 // ground truth holds its "file" and the "lines" of its `# LINE:<marker>`s.
 std::string frame_at(const Json& truth, const std::string& func, const std::string& marker);
+
+// `bpftool -j ARGS...`'s JSON (a failure is reported).
+Json bpftool(const std::vector<std::string>& args);
+// The ids of process `pid`'s BPF maps named `name`, from the map ids in its
+// fds' fdinfo: `bpftool map dump name` would also dump the maps of any other
+// pyebpf on the host (another test, run in parallel).
+std::set<long> maps_named(pid_t pid, const std::string& name);
 
 // The pid of `pid` in its own (innermost) pid namespace: what the target sees as its pid.
 long ns_pid(pid_t pid);

@@ -133,7 +133,7 @@ OffCpuTracker::Skeleton OffCpuTracker::open_and_load(const Hooks& hooks) const {
   // Thread records: task storage for the tp_btf hooks, the tid-keyed LRU
   // hash (16,384 preallocated entries) for the raw_tp ones; the other stays
   // unmade or minimal.
-  bpf_map__set_autocreate(skel->maps.thread_store, hooks.tp_btf);
+  bpf_map__set_autocreate(skel->maps.thread_records, hooks.tp_btf);
   if (hooks.tp_btf) bpf_map__set_max_entries(skel->maps.threads, 1);
 
   skel->rodata->targ_min_off_ns = static_cast<__u64>(o.min_total_ms * 1e6);
