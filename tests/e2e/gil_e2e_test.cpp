@@ -161,7 +161,7 @@ TEST_P(GilWithOffCpuE2E, BothTrackersStayExactSharingTheThreadRecord) {
                                   workload.ready().at("sleep_line").dump() + ")";
   const auto sleeps = pyebpf.events("off_cpu");
   for (const auto& [name, count] : truth.at("sleeps").items()) {
-    std::size_t timed_sleeps = 0;
+    std::vector<double> timed_ms;
     for (const auto& e : of_tid(sleeps, truth.at("ids").at(name).get<long>())) {
       const std::string py = e.at("py_stack");
       // time.sleep: clock_nanosleep on 3.11+, select() before (the GIL waits are futex waits).
@@ -169,12 +169,20 @@ TEST_P(GilWithOffCpuE2E, BothTrackersStayExactSharingTheThreadRecord) {
       if (py.find(sleep_frame) == std::string::npos ||
           (kernel.find("nanosleep") == std::string::npos && kernel.find("schedule_hrtimeout") == std::string::npos))
         continue;
-      ++timed_sleeps;
-      // 2 ms asked; select() (<= 3.10) measured as short as 1.87 ms off the CPU.
-      EXPECT_GE(e.at("off_cpu_ms").get<double>(), 1.7) << e;
+      timed_ms.push_back(e.at("off_cpu_ms").get<double>());
     }
+    const std::size_t timed_sleeps = timed_ms.size();
     // A rare sleep's end goes unseen on this VM (offcpu's summary counts it).
     EXPECT_GE(timed_sleeps + 3, count.get<std::size_t>()) << name << "\n" << pyebpf.stderr_text();
+    // 2 ms asked. One sleep can be shorter off the CPU (preempted inside the
+    // system call before it slept: 1.37 ms seen in CI; select() <= 3.10 down
+    // to 1.87 ms) or longer (woken late), so the typical one is judged.
+    if (!timed_ms.empty()) {
+      std::nth_element(timed_ms.begin(), timed_ms.begin() + timed_ms.size() / 2, timed_ms.end());
+      const double median = timed_ms[timed_ms.size() / 2];
+      EXPECT_GE(median, 1.8) << name << ": median of the reported sleeps";
+      EXPECT_LE(median, 5.0) << name << ": median of the reported sleeps (the run queue counts too)";
+    }
     EXPECT_LE(timed_sleeps, count.get<std::size_t>()) << name;
   }
 }
