@@ -17,10 +17,11 @@ namespace pyebpf::bpf {
 // (py_procs, with its counting filter py_proc_slots), the thread-state
 // cache (py_tstates) and, made when the first object that declares it loads,
 // the per-thread records of the context-switch hooks (thread_records,
-// bpf/thread_record.bpf.h). One source of truth, so adding or dropping a target is
-// one update, whatever trackers run. Their types and sizes come from
-// bpf/python.h, which the BPF side declares them with; libbpf checks both
-// agree when reusing.
+// bpf/thread_record.bpf.h). One source of truth, so adding or dropping a
+// target is one update, whatever trackers run. The first three take their
+// types and sizes from bpf/python.h, which the BPF side declares them with;
+// thread_records takes its value size from the first object that declares
+// it. libbpf checks every reusing object's definition agrees.
 class SharedMaps {
  public:
   SharedMaps();
