@@ -323,13 +323,36 @@ static __always_inline __u32 tcp_retrans_grown(__u32 now, __u32 seen)
 	return now >= seen ? now - seen : now;
 }
 
-/* Zero-window probes counted in icsk_probes_out past what the hooks saw were
- * sent where no hook ran. A count below it (0 again): the window opened since. */
-static __always_inline void tcp_account_probes(struct pyebpf_tcp_owner *owner, __u8 probes)
+/* Zero-window probes the socket counted past what the hooks saw were sent
+ * where no hook ran. Each probe raises icsk_probes_out and icsk_backoff; the
+ * peer's ACK zeroes the first (on loopback before any later hook reads it),
+ * the backoff stays until the window opens or an RTT is measured (an ACK of
+ * new data, with timestamps: before probing starts). So: the larger growth of
+ * the two. A count below what was seen: the window opened since. */
+static __always_inline void tcp_account_probes(const struct sock *sk, struct pyebpf_tcp_owner *owner)
 {
-	if (probes > owner->probes_seen)
-		pyebpf_count_add(PYEBPF_TCP_CNT_PROBES_UNSEEN, probes - owner->probes_seen);
+	__u8 probes = BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_probes_out);
+	__u8 backoff = BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_backoff);
+	__u32 unseen = probes > owner->probes_seen ? probes - owner->probes_seen : 0;
+
+	if (backoff > owner->backoff_seen && backoff - owner->backoff_seen > unseen)
+		unseen = backoff - owner->backoff_seen;
+	if (unseen)
+		pyebpf_count_add(PYEBPF_TCP_CNT_PROBES_UNSEEN, unseen);
 	owner->probes_seen = probes;
+	owner->backoff_seen = backoff;
+}
+
+/* Probing ends with sk (owner may be NULL): what the hooks missed, while the
+ * counters still hold it. Only once probing: keepalive probes count in
+ * icsk_probes_out too. A reset purges the write queue, zeroing the backoff,
+ * so the reset hooks account before it. */
+static __always_inline void tcp_probing_ends(const struct sock *sk, struct pyebpf_tcp_owner *owner)
+{
+	if (owner && owner->zero_window) {
+		tcp_account_probes(sk, owner);
+		owner->zero_window = 0;
+	}
 }
 
 /* Where owner's accounting of sk starts: retransmits and probes it counted
@@ -338,6 +361,7 @@ static __always_inline void tcp_owner_baseline(const struct sock *sk, struct pye
 {
 	owner->retrans_seen = tcp_total_retrans(sk);
 	owner->probes_seen = BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_probes_out);
+	owner->backoff_seen = BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_backoff);
 }
 
 /* Records owner for sk, its accounting starting now. */
@@ -546,9 +570,7 @@ int BPF_PROG(tcp_destroy, struct sock *sk)
 	if (owner) { /* what grew after the last run of a hook */
 		pyebpf_count_add(PYEBPF_TCP_CNT_RETRANS_UNSEEN,
 				 tcp_retrans_grown(tcp_total_retrans(sk), owner->retrans_seen));
-		/* Only once probing: keepalive probes count in icsk_probes_out too. */
-		if (owner->zero_window)
-			tcp_account_probes(owner, BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_probes_out));
+		tcp_probing_ends(sk, owner);
 	}
 	bpf_map_delete_elem(&owners, &key);
 	bpf_map_delete_elem(&established, &key);
@@ -974,8 +996,10 @@ static __always_inline bool tcp_reply_addrs(const struct sk_buff *skb, struct py
 SEC("tp_btf/tcp_send_reset")
 int BPF_PROG(tcp_send_reset, const struct sock *sk, const struct sk_buff *skb)
 {
+	struct pyebpf_tcp_owner *owner;
 	struct pyebpf_tcp_addrs a;
 	__u32 reason = 0;
+	__u64 key;
 
 	if (targ_rst_reason)
 		reason = (__u32)ctx[2]; /* enum sk_rst_reason, since 6.10 */
@@ -990,7 +1014,10 @@ int BPF_PROG(tcp_send_reset, const struct sock *sk, const struct sk_buff *skb)
 			a.netns = BPF_CORE_READ(skb, dev, nd_net.net, ns.inum);
 		tcp_emit_loss(sk, sk, PYEBPF_LOSS_SEND_RST, &a, reason, targ_rst_reason, -1);
 	} else if (sk) {
-		tcp_emit_loss(sk, sk, PYEBPF_LOSS_SEND_RST, NULL, reason, targ_rst_reason, -1);
+		key = (__u64)sk;
+		owner = bpf_map_lookup_elem(&owners, &key);
+		tcp_probing_ends(sk, owner);
+		tcp_emit_loss_owned(sk, owner, PYEBPF_LOSS_SEND_RST, NULL, reason, targ_rst_reason, -1);
 	}
 	return 0;
 }
@@ -998,7 +1025,11 @@ int BPF_PROG(tcp_send_reset, const struct sock *sk, const struct sk_buff *skb)
 SEC("tp_btf/tcp_receive_reset")
 int BPF_PROG(tcp_receive_reset, struct sock *sk)
 {
-	tcp_emit_loss(sk, sk, PYEBPF_LOSS_RECV_RST, NULL, 0, false, -1);
+	__u64 key = (__u64)sk;
+	struct pyebpf_tcp_owner *owner = bpf_map_lookup_elem(&owners, &key);
+
+	tcp_probing_ends(sk, owner);
+	tcp_emit_loss_owned(sk, owner, PYEBPF_LOSS_RECV_RST, NULL, 0, false, -1);
 	return 0;
 }
 
@@ -1022,12 +1053,12 @@ int BPF_PROG(tcp_cong_state, struct sock *sk, const __u8 ca_state)
  * from the socket's write timer (tcp_write_timer, icsk_pending == PROBE0) and
  * increments icsk_probes_out when it sent a probe. So: remember the count when
  * such a timer starts, compare when it ends, on the same CPU. The kernel may
- * skip a run of either hook: the socket's next probe timer, or its
- * tcp_destroy_sock (a reset ends the probing), finds the counter past what the
- * hooks saw and counts the difference. A timer that finds the socket locked by
- * its owner leaves the work to release_sock(), in process context, where no
- * hook runs; the peer's ACK of that probe zeroes icsk_probes_out (tcp_ack), on
- * loopback before any hook reads it, so such runs are counted as they are left.
+ * skip both hooks of a run, uncounted (this 6.18 host did, for timers expired
+ * in a softirq on top of an unrelated task): the socket's next probe timer, or
+ * its tcp_destroy_sock, finds the counters past what the hooks saw
+ * (tcp_account_probes). A timer that finds the socket locked by its owner
+ * leaves the work to release_sock(), in process context, where no hook runs:
+ * counted as it is left, as the window may open before any later look.
  */
 SEC("tp_btf/timer_expire_entry")
 int BPF_PROG(tcp_timer_entry, struct timer_list *timer)
@@ -1057,7 +1088,7 @@ int BPF_PROG(tcp_timer_entry, struct timer_list *timer)
 	key = (__u64)icsk;
 	owner = bpf_map_lookup_elem(&owners, &key);
 	if (owner) {
-		tcp_account_probes(owner, pt->probes_out);
+		tcp_account_probes((struct sock *)icsk, owner);
 		owner->zero_window = 1;
 	}
 	return 0;
@@ -1070,7 +1101,7 @@ int BPF_PROG(tcp_timer_exit, struct timer_list *timer)
 	struct probe_timer *pt;
 	struct sock *sk;
 	__u32 zero = 0;
-	__u8 probes;
+	__u8 probes, backoff;
 	__u64 key, deferred;
 
 	pt = bpf_map_lookup_elem(&probe_timers, &zero);
@@ -1079,6 +1110,7 @@ int BPF_PROG(tcp_timer_exit, struct timer_list *timer)
 	pt->timer = 0;
 	sk = (struct sock *)pt->sk;
 	probes = BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_probes_out);
+	backoff = BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_backoff);
 	key = pt->sk;
 	owner = bpf_map_lookup_elem(&owners, &key);
 	if (probes <= pt->probes_out) {
@@ -1086,12 +1118,19 @@ int BPF_PROG(tcp_timer_exit, struct timer_list *timer)
 		if (!bpf_core_enum_value_exists(enum tsq_enum, TCP_WRITE_TIMER_DEFERRED))
 			return 0;
 		deferred = 1UL << bpf_core_enum_value(enum tsq_enum, TCP_WRITE_TIMER_DEFERRED);
-		if ((owner || targ_host_scope) && (BPF_CORE_READ(sk, sk_tsq_flags) & deferred))
-			pyebpf_count(PYEBPF_TCP_CNT_PROBES_DEFERRED);
+		if (!(owner || targ_host_scope) || !(BPF_CORE_READ(sk, sk_tsq_flags) & deferred))
+			return 0;
+		pyebpf_count(PYEBPF_TCP_CNT_PROBES_DEFERRED);
+		if (owner) { /* the owner's probe, if sent, is counted: not again later */
+			owner->probes_seen = probes + 1;
+			owner->backoff_seen = backoff + 1;
+		}
 		return 0;
 	}
-	if (owner)
+	if (owner) {
 		owner->probes_seen = probes;
+		owner->backoff_seen = backoff;
+	}
 	tcp_emit_loss_owned(sk, owner, PYEBPF_LOSS_ZERO_WINDOW, NULL, probes, true, -1);
 	return 0;
 }

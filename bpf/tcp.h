@@ -52,7 +52,8 @@ struct pyebpf_tcp_owner {
 	__u64 connect_ns;		/* SYN_SENT time while a connect is in flight, else 0 */
 	__u32 retrans_seen;		/* tp->total_retrans accounted for so far (tcp_loss) */
 	__u16 probes_seen;		/* icsk_probes_out accounted for so far (tcp_loss) */
-	__u16 zero_window;		/* a zero-window probe timer of the socket was seen */
+	__u8 backoff_seen;		/* icsk_backoff accounted for so far (tcp_loss) */
+	__u8 zero_window;		/* a zero-window probe timer of the socket was seen */
 };
 PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_tcp_owner) == 72, "tcp owner layout");
 
