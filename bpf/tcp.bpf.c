@@ -40,6 +40,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define TS_COMPAT	     0x0002
 #define EEXIST		     17
 #define EBUSY		     16
+#define ECONNRESET	     104
 
 /* Set by user space before load. */
 const volatile bool targ_host_scope = false;  /* every socket on the host, not only targets' */
@@ -323,6 +324,14 @@ static __always_inline __u32 tcp_retrans_grown(__u32 now, __u32 seen)
 	return now >= seen ? now - seen : now;
 }
 
+/* Segments sk sent without data: ACKs, zero-window probes, FIN, RST. */
+static __always_inline __u32 tcp_nondata_segs(const struct sock *sk)
+{
+	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
+
+	return BPF_CORE_READ(tp, segs_out) - BPF_CORE_READ(tp, data_segs_out);
+}
+
 /* Zero-window probes the socket counted past what the hooks saw were sent
  * where no hook ran. Each probe raises icsk_probes_out and icsk_backoff; the
  * peer's ACK zeroes the first (on loopback before any later hook reads it),
@@ -341,6 +350,7 @@ static __always_inline void tcp_account_probes(const struct sock *sk, struct pye
 		pyebpf_count_add(PYEBPF_TCP_CNT_PROBES_UNSEEN, unseen);
 	owner->probes_seen = probes;
 	owner->backoff_seen = backoff;
+	owner->nondata_seen = tcp_nondata_segs(sk);
 }
 
 /* Probing ends with sk (owner may be NULL): what the hooks missed, while the
@@ -362,6 +372,7 @@ static __always_inline void tcp_owner_baseline(const struct sock *sk, struct pye
 	owner->retrans_seen = tcp_total_retrans(sk);
 	owner->probes_seen = BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_probes_out);
 	owner->backoff_seen = BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_backoff);
+	owner->nondata_seen = tcp_is_full_sock(sk) ? tcp_nondata_segs(sk) : 0;
 }
 
 /* Records owner for sk, its accounting starting now. */
@@ -570,6 +581,12 @@ int BPF_PROG(tcp_destroy, struct sock *sk)
 	if (owner) { /* what grew after the last run of a hook */
 		pyebpf_count_add(PYEBPF_TCP_CNT_RETRANS_UNSEEN,
 				 tcp_retrans_grown(tcp_total_retrans(sk), owner->retrans_seen));
+		/* Still probing as far as the hooks know, and reset: the kernel ran
+		 * no hook for the reset either (as for the timers), whose purge
+		 * zeroed the backoff. What the socket sent since the last look
+		 * without data was the probes the hooks missed. */
+		if (owner->zero_window && BPF_CORE_READ(sk, sk_err) == ECONNRESET)
+			pyebpf_count_add(PYEBPF_TCP_CNT_PROBES_UNSEEN, tcp_nondata_segs(sk) - owner->nondata_seen);
 		tcp_probing_ends(sk, owner);
 	}
 	bpf_map_delete_elem(&owners, &key);
@@ -1124,12 +1141,14 @@ int BPF_PROG(tcp_timer_exit, struct timer_list *timer)
 		if (owner) { /* the owner's probe, if sent, is counted: not again later */
 			owner->probes_seen = probes + 1;
 			owner->backoff_seen = backoff + 1;
+			owner->nondata_seen = tcp_nondata_segs(sk) + 1;
 		}
 		return 0;
 	}
 	if (owner) {
 		owner->probes_seen = probes;
 		owner->backoff_seen = backoff;
+		owner->nondata_seen = tcp_nondata_segs(sk);
 	}
 	tcp_emit_loss_owned(sk, owner, PYEBPF_LOSS_ZERO_WINDOW, NULL, probes, true, -1);
 	return 0;

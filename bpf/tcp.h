@@ -54,8 +54,10 @@ struct pyebpf_tcp_owner {
 	__u16 probes_seen;		/* icsk_probes_out accounted for so far (tcp_loss) */
 	__u8 backoff_seen;		/* icsk_backoff accounted for so far (tcp_loss) */
 	__u8 zero_window;		/* a zero-window probe timer of the socket was seen */
+	__u32 nondata_seen;		/* segments sent without data, so far (tcp_loss) */
+	__u32 pad;
 };
-PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_tcp_owner) == 72, "tcp owner layout");
+PYEBPF_STATIC_ASSERT(sizeof(struct pyebpf_tcp_owner) == 80, "tcp owner layout");
 
 /* A target thread recorded as a socket owner for the first time. Its events
  * may come after it exited (a timeout ends the thread that waited for it), so

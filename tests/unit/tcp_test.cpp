@@ -194,6 +194,7 @@ TEST(TcpStructs, MatchTheEmbeddedObject) {
   EXPECT_SAME_LAYOUT(t, pyebpf_tcp_owner, probes_seen);
   EXPECT_SAME_LAYOUT(t, pyebpf_tcp_owner, zero_window);
   EXPECT_SAME_LAYOUT(t, pyebpf_tcp_owner, backoff_seen);
+  EXPECT_SAME_LAYOUT(t, pyebpf_tcp_owner, nondata_seen);
   EXPECT_SAME_SIZE(t, pyebpf_tcp_thread_event);
   EXPECT_SAME_LAYOUT(t, pyebpf_tcp_thread_event, hdr);
 
