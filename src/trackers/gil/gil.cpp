@@ -255,10 +255,12 @@ void GilTracker::start(TrackerContext& ctx) {
   // full-size events/s (a 500-thread convoy sends ~3,000-3,600/s at the
   // default 5 ms: bench/gil/run --workload convoy) is 2 MiB; 1 MiB (50 ms)
   // lost ~7 % of them there on a loaded machine. A lower threshold asks for
-  // more events: the ring the tracker had when it sent every wait.
+  // more events: with every wait one, the convoy sends ~52,000/s, with a
+  // short holder stack; a 4 MiB ring (~35 ms of them) lost 239 in a run of
+  // bench/observer, so 100 ms at 60,000/s of 8-frame holders (16 MiB).
   const std::uint32_t ring = o.min_wait_ms >= kGilDefaultMinWaitMs
                                  ? bpf::ring_bytes_for(4000.0 * PYEBPF_GIL_EVENT_BYTES(PYEBPF_MAX_FRAMES), 0.1)
-                                 : 4u << 20;
+                                 : bpf::ring_bytes_for(60000.0 * PYEBPF_GIL_EVENT_BYTES(8), 0.1);
   bpf_map__set_max_entries(skel_->maps.events, ring);
   skel_->rodata->targ_wakeup_bytes = ring / 4;
   // Every hook stays loaded whatever the targets at start use: a process
