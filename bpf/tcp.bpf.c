@@ -332,6 +332,15 @@ static __always_inline __u32 tcp_nondata_segs(const struct sock *sk)
 	return BPF_CORE_READ(tp, segs_out) - BPF_CORE_READ(tp, data_segs_out);
 }
 
+/* What owner's accounting of its socket's probing has reached: the three
+ * counters tcp_account_probes compares, set together. */
+static __always_inline void tcp_probes_seen(struct pyebpf_tcp_owner *owner, __u8 probes, __u8 backoff, __u32 nondata)
+{
+	owner->probes_seen = probes;
+	owner->backoff_seen = backoff;
+	owner->nondata_seen = nondata;
+}
+
 /* Zero-window probes the socket counted past what the hooks saw were sent
  * where no hook ran. Each probe raises icsk_probes_out and icsk_backoff; the
  * peer's ACK zeroes the first (on loopback before any later hook reads it),
@@ -348,9 +357,7 @@ static __always_inline void tcp_account_probes(const struct sock *sk, struct pye
 		unseen = backoff - owner->backoff_seen;
 	if (unseen)
 		pyebpf_count_add(PYEBPF_TCP_CNT_PROBES_UNSEEN, unseen);
-	owner->probes_seen = probes;
-	owner->backoff_seen = backoff;
-	owner->nondata_seen = tcp_nondata_segs(sk);
+	tcp_probes_seen(owner, probes, backoff, tcp_nondata_segs(sk));
 }
 
 /* Probing ends with sk (owner may be NULL): what the hooks missed, while the
@@ -370,9 +377,9 @@ static __always_inline void tcp_probing_ends(const struct sock *sk, struct pyebp
 static __always_inline void tcp_owner_baseline(const struct sock *sk, struct pyebpf_tcp_owner *owner)
 {
 	owner->retrans_seen = tcp_total_retrans(sk);
-	owner->probes_seen = BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_probes_out);
-	owner->backoff_seen = BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_backoff);
-	owner->nondata_seen = tcp_is_full_sock(sk) ? tcp_nondata_segs(sk) : 0;
+	tcp_probes_seen(owner, BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_probes_out),
+			BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_backoff),
+			tcp_is_full_sock(sk) ? tcp_nondata_segs(sk) : 0);
 }
 
 /* Records owner for sk, its accounting starting now. */
@@ -1118,7 +1125,7 @@ int BPF_PROG(tcp_timer_exit, struct timer_list *timer)
 	struct probe_timer *pt;
 	struct sock *sk;
 	__u32 zero = 0;
-	__u8 probes, backoff;
+	__u8 probes;
 	__u64 key, deferred;
 
 	pt = bpf_map_lookup_elem(&probe_timers, &zero);
@@ -1127,7 +1134,6 @@ int BPF_PROG(tcp_timer_exit, struct timer_list *timer)
 	pt->timer = 0;
 	sk = (struct sock *)pt->sk;
 	probes = BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_probes_out);
-	backoff = BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_backoff);
 	key = pt->sk;
 	owner = bpf_map_lookup_elem(&owners, &key);
 	if (probes <= pt->probes_out) {
@@ -1138,18 +1144,15 @@ int BPF_PROG(tcp_timer_exit, struct timer_list *timer)
 		if (!(owner || targ_host_scope) || !(BPF_CORE_READ(sk, sk_tsq_flags) & deferred))
 			return 0;
 		pyebpf_count(PYEBPF_TCP_CNT_PROBES_DEFERRED);
-		if (owner) { /* the owner's probe, if sent, is counted: not again later */
-			owner->probes_seen = probes + 1;
-			owner->backoff_seen = backoff + 1;
-			owner->nondata_seen = tcp_nondata_segs(sk) + 1;
-		}
+		if (owner) /* the owner's probe, if sent, is counted: not again later */
+			tcp_probes_seen(owner, probes + 1,
+					BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_backoff) + 1,
+					tcp_nondata_segs(sk) + 1);
 		return 0;
 	}
-	if (owner) {
-		owner->probes_seen = probes;
-		owner->backoff_seen = backoff;
-		owner->nondata_seen = tcp_nondata_segs(sk);
-	}
+	if (owner)
+		tcp_probes_seen(owner, probes, BPF_CORE_READ((struct inet_connection_sock *)sk, icsk_backoff),
+				tcp_nondata_segs(sk));
 	tcp_emit_loss_owned(sk, owner, PYEBPF_LOSS_ZERO_WINDOW, NULL, probes, true, -1);
 	return 0;
 }
